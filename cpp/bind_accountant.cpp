@@ -149,10 +149,10 @@ py::tuple two_atom_bracket(double a1, double a2, double p2, double gamma, std::i
 
 // the certified hat-lattice cells of a lognormal law (kernels/lognormal_cells.hpp, docs/accountant.md §2.3):
 // (m, w, em, ew) of the cells k = 0..K-1 of the grid x0 + h k, weighted
-// (two_node: the narrowest cells by the 2-point rule, docs/accountant_tail.md §62.2)
+// (rule != 0, e.g. True: the narrower cells by 2, 3 or 4 nodes, docs/accountant_tail.md §64.1)
 std::tuple<Arr, Arr, Arr, Arr> lognormal_cells(double a, double G, double S, double r, double v_lo, double v_hi,
-                                               double weight, double x0, double h, std::int64_t K, bool two_node) {
-  const kernels::lognormal::Law law(a, G, S, r, v_lo, v_hi, weight, two_node);
+                                               double weight, double x0, double h, std::int64_t K, int rule) {
+  const kernels::lognormal::Law law(a, G, S, r, v_lo, v_hi, weight, rule);
   kernels::lognormal::check_grid(x0, h, K);
   const auto n = static_cast<py::ssize_t>(K);
   Arr m(n), w(n), em(n), ew(n);
@@ -240,10 +240,10 @@ void register_accountant(py::module_& m) {
         "certified bracket of D_up of a two-atom law in O(sqrt n) (docs/accountant_atoms.md section 12)");
   m.def("lognormal_cells",
         [](double a, double G, double S, double r, double v_lo, double v_hi, double weight, double x0, double h,
-           std::int64_t K) { return lognormal_cells(a, G, S, r, v_lo, v_hi, weight, x0, h, K, false); },
+           std::int64_t K) { return lognormal_cells(a, G, S, r, v_lo, v_hi, weight, x0, h, K, 0); },
         "certified (m, w, em, ew) of a lognormal law's hat-lattice cells (docs/accountant.md section 2.3)");
   m.def("lognormal_cells", &lognormal_cells,
-        "the same, the narrowest cells by the 2-point rule where two_node (docs/accountant_tail.md section 62.2)");
+        "the same, the narrower cells by fewer nodes where rule != 0 (docs/accountant_tail.md section 64.1)");
   m.def("lognormal_stop_loss", &lognormal_stop_loss, "bracket of a lognormal law's E[(L - t)_+], elementwise");
   m.def("lognormal_interval_prob", &lognormal_interval_prob, "P(z1 < Z < z2) with its error bound, elementwise");
   m.def("lognormal_interval_prob1", &lognormal_interval_prob1, "P(z1 < Z < z2) with its error bound, one pair");

@@ -183,6 +183,7 @@ def session41_floats(monkeypatch) -> None:
 # Every session-43 switch at its session-42 value (each builder adds its switches on its own line below)
 SESSION42: dict = {
     "CAL43_CHEAP_CERT": False,  # eps43
+    "CELLS_FEW_NODES": False,  # g43
 }
 
 

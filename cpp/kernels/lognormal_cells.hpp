@@ -47,13 +47,19 @@ constexpr double kRho = 64.0 * kEps;             // exp/log/log1p/expm1/asinh al
 // §2.3; before session 42 this comment read the theorem with rho^-16 for 8 points at rho = 8, one power of rho^2
 // short: review rev42, tests/test_review_rev42_cells.py).
 constexpr double kNarrow = 0.25;
-// A narrow cell with D (|v*| + r + 1) <= kNarrow2 = 1/500 takes the 2-point rule where the law's two_node flag is set
-// (docs/accountant_tail.md §62.2; switch limits.CELLS_TWO_NODE, OFF by default). NOT PROVEN within kGlRel: Trefethen's
-// Thm 19.3 bounds the (n+1)-point rule by (64/15) M rho^-2n / (rho^2 - 1), so the 2-point rule gets rho^-2, not
-// rho^-4 (the bound of §62.2's first version was rho^2 too small), and the moment's true relative error reaches
-// 1.4e-11 at kNarrow2 (review rev42, tests/test_review_rev42_cells.py). Keep the flag off until kNarrow2 is replaced
-// by a threshold with a proven bound inside kGlRel (§62.2: about 2e-5 from the theorem with rho ~ 1e5).
-constexpr double kNarrow2 = 1.0 / 500.0;
+// Fewer nodes for the narrower cells (docs/accountant_tail.md §64, Lemma 64.1): with kappa = u1 (|v*| + r + 1) (u1 the
+// cell's upper end in u), the n-point Gauss-Legendre rule's truncation error relative to each of the cell's
+// integrals (the mass, and each of the moment's two non-negative terms) is at most
+// 2 c_n (T(2n) kappa^2n + 2n T(2n-1) kappa^(2n-1)) e^kappa, c_n = (n!)^4 / ((2n + 1) ((2n)!)^3) (the real-variable
+// remainder c_n l^(2n+1) f^(2n)(xi)), T(k) the sum of |coefficients| of the Hermite polynomial He_k: 7.41e-15 for
+// 2 points at kappa <= kNarrow2 = 1e-4, 4.56e-15 for 3 points at kappa <= 1/128, 8.5e-15 for 4 points at
+// kappa <= 1/16, each with the nodes' placement (< 1e-15) inside kGlRel's 1e-14. Taken where the law's `rule` is
+// not 0 (limits.CELLS_TWO_NODE or limits.CELLS_FEW_NODES; 0: the 8-point rule in every narrow cell, main's floats).
+// (Session 42's 2-point rule at kappa <= 1/500 was not proven: its moment error reached 1.4e-11, §62.2; these tiers
+// replace it.)
+constexpr double kNarrow2 = 1e-4;
+constexpr double kNarrow3 = 1.0 / 128.0;
+constexpr double kNarrow4 = 1.0 / 16.0;
 constexpr double kGlRel = 1e-14 + 64.0 * kEps;
 constexpr double kInf = std::numeric_limits<double>::infinity();
 // the smallest subnormal 2^-1074: a product or exp whose result is subnormal is off by up to 1/2 of it
@@ -71,6 +77,14 @@ constexpr double kGlW[8] = {0x1.9ea1d04ca03aep-5, 0x1.c76fb531d2b94p-4, 0x1.413c
 // 2-point Gauss-Legendre rule on [0, 1]: nodes (1 -+ 1/sqrt 3)/2 rounded to double, weights 1/2 (exact)
 constexpr double kGl2X[2] = {0.21132486540518711775, 0.78867513459481288225};
 constexpr double kGl2W[2] = {0.5, 0.5};
+// 3-point rule on [0, 1]: (1 -+ sqrt(3/5))/2 and 1/2, weights 5/18, 4/9, 5/18 (mpmath, rounded to nearest)
+constexpr double kGl3X[3] = {0x1.cda042f0236e1p-4, 0x1p-1, 0x1.c64bf7a1fb924p-1};
+constexpr double kGl3W[3] = {0x1.1c71c71c71c72p-2, 0x1.c71c71c71c71cp-2, 0x1.1c71c71c71c72p-2};
+// 4-point rule on [0, 1]: (1 -+ sqrt(3/7 +- (2/7) sqrt(6/5)))/2, weights (18 -+ sqrt 30)/72 (mpmath, rounded to nearest)
+constexpr double kGl4X[4] = {0x1.1c6490c2719ecp-4, 0x1.51ee013116102p-2, 0x1.5708ff6774f7fp-1,
+                             0x1.dc736de7b1cc3p-1};
+constexpr double kGl4W[4] = {0x1.64340f7e7b66bp-3, 0x1.4de5f840c24cap-2, 0x1.4de5f840c24cap-2,
+                             0x1.64340f7e7b66bp-3};
 
 inline double sqrt2pi() { return std::sqrt(2.0 * 3.141592653589793); }
 
@@ -156,9 +170,9 @@ class Law {
       : a_(a), G_(G), S_(S), r_(r), vlo_(v_lo), vhi_(v_hi), w_(weight) {
     init_checks(a, G, S, r, v_lo, v_hi, weight);
   }
-  // the same law whose narrowest cells take the 2-point rule where two_node is set (kNarrow2, §62.2)
-  Law(double a, double G, double S, double r, double v_lo, double v_hi, double weight, bool two_node)
-      : a_(a), G_(G), S_(S), r_(r), vlo_(v_lo), vhi_(v_hi), w_(weight), two_node_(two_node) {
+  // the same law whose narrower cells take fewer nodes where rule != 0 (kNarrow2, kNarrow3, kNarrow4: §64)
+  Law(double a, double G, double S, double r, double v_lo, double v_hi, double weight, int rule)
+      : a_(a), G_(G), S_(S), r_(r), vlo_(v_lo), vhi_(v_hi), w_(weight), rule_(rule) {
     init_checks(a, G, S, r, v_lo, v_hi, weight);
   }
 
@@ -263,7 +277,8 @@ class Law {
             double* em_out, double* ew_out) const {
     const double r = r_;
     const double u0 = lo - vs, u1 = hi - vs;
-    const bool nar = std::isfinite(vs) && (hi > lo) && (u1 * (std::fabs(vs) + r + 1.0) <= kNarrow) && (u0 >= 0);
+    const double kap = u1 * (std::fabs(vs) + r + 1.0);
+    const bool nar = std::isfinite(vs) && (hi > lo) && (kap <= kNarrow) && (u0 >= 0);
     double m, em, wh, ew, flo = 0.0;
     bool under = false;  // phi(v*) subnormal or 0 in a narrow cell
     if (!nar) {
@@ -290,11 +305,17 @@ class Law {
       // the nodes' exponents first, then the 16 libm calls in two tight loops, then the sums: the same operations
       // on the same doubles in the same order as one loop per node (docs/accountant_tail.md §60.2: fewer values
       // spilled around each call)
-      // (the 2-point rule for the narrowest cells where the law's flag is set: §62.2, kNarrow2)
-      const bool two_pt = two_node_ && u1 * (std::fabs(vs) + r + 1.0) <= kNarrow2;
-      const int ng = two_pt ? 2 : 8;
-      const double* gx = two_pt ? kGl2X : kGlX;
-      const double* gw = two_pt ? kGl2W : kGlW;
+      // (fewer nodes for the narrower cells where the law's rule is set: docs/accountant_tail.md §64.1)
+      int ng = 8;
+      const double* gx = kGlX;
+      const double* gw = kGlW;
+      if (rule_ != 0 && kap <= kNarrow2) {
+        ng = 2, gx = kGl2X, gw = kGl2W;
+      } else if (rule_ != 0 && kap <= kNarrow3) {
+        ng = 3, gx = kGl3X, gw = kGl3W;
+      } else if (rule_ != 0 && kap <= kNarrow4) {
+        ng = 4, gx = kGl4X, gw = kGl4W;
+      }
       double ba[8], ea[8];
       for (int g = 0; g < ng; ++g) {
         const double U = a0 + span * gx[g];
@@ -411,7 +432,7 @@ class Law {
  private:
   double a_, G_, S_, r_, vlo_, vhi_, w_;
   double logG_ = 0.0, logS_ = 0.0, lk_ = 0.0, lGS_ = 0.0;
-  bool two_node_ = false;
+  int rule_ = 0;
 };
 
 inline void check_grid(double x0, double h, std::int64_t K) {

@@ -1,4 +1,4 @@
-"""The lognormal cells' rule read from ``limits`` (docs/accountant_tail.md §62.2): the laws' floor cannot import
+"""The lognormal cells' rule read from ``limits`` (docs/accountant_tail.md §62.2, §64): the laws' floor cannot import
 ``limits``, so the accountant registers this reader with :func:`sharpdp.shuffle.laws.lognormal.set_two_node_rule`
 on import (``fft.py`` imports this module); a switch flipped at run time (tests' ``switch``) is read at each call."""
 
@@ -8,9 +8,11 @@ from sharpdp.shuffle.accountant import limits
 from sharpdp.shuffle.laws import lognormal
 
 
-def two_node() -> bool:
-    """``limits.CELLS_TWO_NODE``: the narrowest lognormal cells by the 2-point rule (docs/accountant_tail.md §62.2)."""
-    return bool(limits.CELLS_TWO_NODE)
+def two_node() -> int:
+    """1 where ``limits.CELLS_FEW_NODES`` or ``limits.CELLS_TWO_NODE`` (the narrower cells by 2, 3 or 4 nodes, each
+    tier proven within the kernel's allowance: docs/accountant_tail.md §64.1; §62.2's unproven 2-point rule, which
+    CELLS_TWO_NODE selected in session 42, is gone), else 0 (the 8-point rule in every narrow cell)."""
+    return 1 if (limits.CELLS_FEW_NODES or limits.CELLS_TWO_NODE) else 0
 
 
 lognormal.set_two_node_rule(two_node)

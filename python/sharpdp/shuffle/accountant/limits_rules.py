@@ -507,3 +507,9 @@ CAL43_CHEAP_CERT = False
 CAL43_CHEAP_REL = 0.1
 CAL43_CHEAP_WIDTH = 0.04
 CAL43_CHEAP_N_MAX = 10**8
+# session 43, g43
+# docs/accountant_tail.md §64.1: the narrower lognormal cells by fewer Gauss-Legendre nodes, 2 at kappa <= 1e-4, 3 at
+# kappa <= 1/128, 4 at kappa <= 1/16 (kappa = u1 (|v*| + r + 1)), each tier's truncation proven within kGlRel (Lemma
+# 64.1); False: the 8-point rule (main's floats). CELLS_TWO_NODE (g05, above) now selects this same proven rule (§62.2's
+# unproven one is gone); both False by default (they move last bits)
+CELLS_FEW_NODES = False

@@ -25,21 +25,22 @@ def _two_node_default() -> bool:
     return False
 
 
-# Whether the narrowest cells take the 2-point rule (docs/accountant_tail.md §62.2): read at each cells call from the
-# rule the accountant registers (accountant/cells_rule.py: limits.CELLS_TWO_NODE; this floor cannot read limits);
-# False where none is registered (the rule is off: its error bound is not proven, §62.2)
+# Which narrower cells take fewer Gauss-Legendre nodes (docs/accountant_tail.md §64): read at each cells call from the
+# rule the accountant registers (accountant/cells_rule.py: limits.CELLS_TWO_NODE, limits.CELLS_FEW_NODES; this floor
+# cannot read limits); 0 (False, the 8-point rule everywhere) where none is registered
 _TWO_NODE = [_two_node_default]
 
 
 def set_two_node_rule(rule) -> None:
-    """Register the function (no arguments, a bool) that says whether the narrowest cells take the 2-point rule."""
+    """Register the function (no arguments, a bool or int) saying whether the narrower cells take fewer nodes
+    (docs/accountant_tail.md §64.1)."""
     _TWO_NODE[0] = rule
 
 
-def two_node() -> bool:
-    """Whether the narrowest cells take the 2-point rule now (docs/accountant_tail.md §62.2); part of every kept
-    cells' key."""
-    return bool(_TWO_NODE[0]())
+def two_node() -> int:
+    """The cells' rule now (0: the 8-point rule in every narrow cell; 1: the narrower cells by 2, 3 or 4 nodes,
+    docs/accountant_tail.md §64.1); part of every kept cells' key."""
+    return int(_TWO_NODE[0]())
 _EPS = float(np.finfo(float).eps)  # (looked up once: np.finfo per call costs more than the arithmetic)
 
 
