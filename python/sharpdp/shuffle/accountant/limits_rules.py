@@ -493,3 +493,9 @@ EPS42_ZERO_FIRST = True
 # ft42, docs/accountant_tail.md §63.1: along a sweep (plain_warm.warm_sweep) the far-tail clamp T0 is searched from the
 # law family's clamp at the previous eps (far_tail_warm.sweep_T0); False: far_tail_grid.choose_T0 everywhere
 FT42_T0_WARM = True
+# session 43, pair43
+# docs/composition.md §2.26: a dominating pair of a pure-LDP round (atom laws) covers each sample taken upper first by
+# U (1 + PAIR43_SETTLED_MARGIN) (at most cover's value) and takes no bracket for it (not ahead, not afterwards); OFF
+# (§2.26.6: it moves the pairs of every pure-LDP round; not run against every older test pinning them)
+PAIR43_SETTLED_COVER = False
+PAIR43_SETTLED_MARGIN = 2.5e-3

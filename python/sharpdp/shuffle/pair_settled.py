@@ -1,0 +1,55 @@
+"""A pair's samples taken upper first covered by a small margin instead of a bracket (``docs/composition.md`` §2.26).
+
+On a pure-LDP round (atom laws: k-RR, PrivUnit, ...) a sample taken upper first is the upper value the bracket's own
+last pass would end with (``docs/composition.md`` §2.5; for atom-law sums at n >= 256 the settled pass of
+``docs/accountant_atoms.md`` §14), so it is ``get_delta``'s upper value there up to the spread of the upper values of
+nearby steps. :func:`pair_accuracy.capped_cover` needs a certified lower value only to bring ``cover``'s factor (the
+neighbours' bracket gaps, up to 2.5 % on 10-RR at n = 1e6) down to the export's goal; with ``limits.PAIR43_SETTLED_COVER``
+such a sample takes U (1 + m) instead (m = ``limits.PAIR43_SETTLED_MARGIN``, never above ``cover``'s own value) and
+no bracket: not ahead (``pair_ahead.bracket_ahead``) nor afterwards. Every value stays at or above a certified upper
+value of its sample (Claim A of ``docs/composition.md`` §2); the margin and the gate are estimates for the export's
+accuracy goal only.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from sharpdp.shuffle import contract
+from sharpdp.shuffle.accountant import limits
+
+_U = 2.0 ** -53
+
+
+def settled_margin(accountant) -> float | None:
+    """The margin m of a pair's samples taken upper first (``docs/composition.md`` §2.26.2): ``limits.PAIR43_SETTLED_MARGIN``
+    on a round of a pure-LDP randomizer (its laws are atom laws) not bounded through bot with
+    ``limits.PAIR43_SETTLED_COVER`` on; else None (main's re-bracketing). An estimate that chooses values above
+    certified ones, never a value itself."""
+    if not limits.PAIR43_SETTLED_COVER or getattr(accountant, "via_bottom", False):
+        return None
+    if contract.local_epsilon(getattr(accountant, "randomizer", None)) is None:
+        return None
+    return float(limits.PAIR43_SETTLED_MARGIN)
+
+
+def ahead_tau(accountant, tau: float | None) -> float | None:
+    """``bracket_ahead``'s margin: None (no point bracketed ahead) where :func:`settled_margin` applies, else ``tau``
+    (``docs/composition.md`` §2.22, §2.26.2)."""
+    return None if settled_margin(accountant) is not None else tau
+
+
+def settled_values(lo, up, covered, margin: float, floor: float):
+    """(values, taken): each sample without a lower value (NaN or 0) and with upper value U >= ``floor`` takes
+    min(``covered``, U (1 + ``margin``) (1 + 2u)) (u the unit round-off: the product's rounding upward), never
+    below U; ``taken`` marks them (no bracket is taken for them). The other samples keep ``covered``."""
+    lo = np.nan_to_num(np.asarray(lo, dtype=float))
+    up = np.asarray(up, dtype=float)
+    covered = np.asarray(covered, dtype=float)
+    taken = (lo <= 0.0) & (up >= floor)
+    out = covered.copy()
+    out[taken] = np.maximum(up[taken], np.minimum(covered[taken], up[taken] * (1.0 + margin) * (1.0 + 2.0 * _U)))
+    return out, taken
+
+
+__all__ = ["ahead_tau", "settled_margin", "settled_values"]
