@@ -13,10 +13,13 @@ accuracy goal only.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
 from sharpdp.shuffle import contract
 from sharpdp.shuffle.accountant import limits
+from sharpdp.shuffle.accountant.plain import no_lower_values
 
 _U = 2.0 ** -53
 
@@ -39,17 +42,33 @@ def ahead_tau(accountant, tau: float | None) -> float | None:
     return None if settled_margin(accountant) is not None else tau
 
 
+def upper_sweep(accountant, fn: Callable) -> Callable:
+    """The pair's ``evaluate(ks, need_lower=True, negligible=0.0)`` from ``fn`` (the same keywords): where
+    :func:`settled_margin` applies, a call for upper values first runs inside ``plain.no_lower_values`` (its lower
+    values are never read: NaN in the samples, covered by the margin), so the plain engine's upper values alone of
+    ``docs/composition.md`` §2.19 and ``docs/accountant_atoms.md`` §14 run there (§2.26.2 (c)); else ``fn`` as it is."""
+    if settled_margin(accountant) is None:
+        return lambda ks, need_lower=True, negligible=0.0: fn(ks, need_lower=need_lower, negligible=negligible)
+
+    def ev(ks, need_lower=True, negligible=0.0):
+        if need_lower:
+            return fn(ks, need_lower=True, negligible=negligible)
+        with no_lower_values():
+            return fn(ks, need_lower=False, negligible=negligible)
+    return ev
+
+
 def settled_values(lo, up, covered, margin: float, floor: float):
-    """(values, taken): each sample without a lower value (NaN or 0) and with upper value U >= ``floor`` takes
+    """(values, taken): each sample without a lower value (NaN: taken upper first) and with upper value U >= ``floor`` takes
     min(``covered``, U (1 + ``margin``) (1 + 2u)) (u the unit round-off: the product's rounding upward), never
     below U; ``taken`` marks them (no bracket is taken for them). The other samples keep ``covered``."""
-    lo = np.nan_to_num(np.asarray(lo, dtype=float))
+    lo = np.asarray(lo, dtype=float)
     up = np.asarray(up, dtype=float)
     covered = np.asarray(covered, dtype=float)
-    taken = (lo <= 0.0) & (up >= floor)
+    taken = np.isnan(lo) & (up >= floor)
     out = covered.copy()
     out[taken] = np.maximum(up[taken], np.minimum(covered[taken], up[taken] * (1.0 + margin) * (1.0 + 2.0 * _U)))
     return out, taken
 
 
-__all__ = ["ahead_tau", "settled_margin", "settled_values"]
+__all__ = ["ahead_tau", "settled_margin", "settled_values", "upper_sweep"]

@@ -37,7 +37,7 @@ from sharpdp.shuffle.pair_accuracy import cap_tau, capped_cover
 from sharpdp.shuffle.pair_ahead import bracket_ahead, pair_warm
 from sharpdp.shuffle.pair_legs import LOOSE_TOL, leg_curves, leg_floor, leg_sampler
 from sharpdp.shuffle.pair_budget import applies as budget_applies, segment_targets
-from sharpdp.shuffle.pair_settled import ahead_tau, settled_margin
+from sharpdp.shuffle.pair_settled import ahead_tau, settled_margin, upper_sweep
 from sharpdp.shuffle.profile_bottom import bottom_bounds
 from sharpdp.shuffle.profile_eval import CHUNK, explicit_eval
 from sharpdp.shuffle.profile_chords import chord_fill, chord_sweep
@@ -539,7 +539,7 @@ def _build(accountant, dx, e_arr, floor, max_ev, rtol, cover_upper, lower, progr
     """The construction of :func:`dominating_pair` on validated arguments (no cache)."""
     epsilons = e_arr
     adjacency = getattr(accountant, "adjacency", "zero_out")
-    evaluate = lambda k, need_lower=True, negligible=0.0: _grid_eval(accountant, k, dx, need_lower, negligible)  # noqa
+    evaluate = upper_sweep(accountant, partial(_grid_eval, accountant, dx=dx))  # (§2.26: upper values first)
     k_lim = _k_limit(accountant, dx) if epsilons is None else 0
     if getattr(accountant, "via_bottom", False):
         # replace-one through bot: the triangle inequality on the two legs' hull curves, at every
