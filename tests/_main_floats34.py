@@ -183,7 +183,7 @@ def session41_floats(monkeypatch) -> None:
 # Every session-43 switch at its session-42 value (each builder adds its switches on its own line below)
 SESSION42: dict = {
     "PAIR43_SETTLED_COVER": False,  # pair43
-    "PAIR43_SETTLED_MARGIN": 2.5e-3,  # pair43
+    "PAIR43_SETTLED_MARGIN": 1e-3,  # pair43
 }
 
 

@@ -50,7 +50,7 @@ def capped_cover(lo, up, tau: float | None, bracket: Callable | None = None, flo
     ``limits.EXPORT_UPPER_FIRST_CHECK``, a sample taken upper first also gets its bracket where its covered value
     exceeds (1 + tau) times the curve through its bracketed neighbours (:func:`upper_first_loose`,
     ``docs/composition.md`` §4.10). With ``settled`` (a margin m, :func:`~sharpdp.shuffle.pair_settled.settled_margin`)
-    a sample without a lower value takes min(its cover, U (1 + m)) and no bracket (``docs/composition.md`` §2.26).
+    a sample without a lower value takes U (1 + m) and no bracket (``docs/composition.md`` §2.26).
     Returns the covered values.
 
     Certification: every returned value is >= a certified upper value of its sample (the ``max``), so the curve

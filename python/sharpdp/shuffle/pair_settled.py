@@ -5,8 +5,8 @@ last pass would end with (``docs/composition.md`` §2.5; for atom-law sums at n 
 ``docs/accountant_atoms.md`` §14), so it is ``get_delta``'s upper value there up to the spread of the upper values of
 nearby steps. :func:`pair_accuracy.capped_cover` needs a certified lower value only to bring ``cover``'s factor (the
 neighbours' bracket gaps, up to 2.5 % on 10-RR at n = 1e6) down to the export's goal; with ``limits.PAIR43_SETTLED_COVER``
-such a sample takes U (1 + m) instead (m = ``limits.PAIR43_SETTLED_MARGIN``, never above ``cover``'s own value) and
-no bracket: not ahead (``pair_ahead.bracket_ahead``) nor afterwards. Every value stays at or above a certified upper
+every sample is taken upper first and takes U (1 + m) (m = ``limits.PAIR43_SETTLED_MARGIN``): no bracket at all (not
+for the even points, not ahead in ``pair_ahead.bracket_ahead``, not afterwards in ``capped_cover``). Every value stays at or above a certified upper
 value of its sample (Claim A of ``docs/composition.md`` §2); the margin and the gate are estimates for the export's
 accuracy goal only.
 """
@@ -14,6 +14,7 @@ accuracy goal only.
 from __future__ import annotations
 
 from collections.abc import Callable
+from contextlib import nullcontext
 
 import numpy as np
 
@@ -42,32 +43,32 @@ def ahead_tau(accountant, tau: float | None) -> float | None:
     return None if settled_margin(accountant) is not None else tau
 
 
-def upper_sweep(accountant, fn: Callable) -> Callable:
+def upper_sweep(accountant, fn: Callable, lower: bool = False) -> Callable:
     """The pair's ``evaluate(ks, need_lower=True, negligible=0.0)`` from ``fn`` (the same keywords): where
-    :func:`settled_margin` applies, a call for upper values first runs inside ``plain.no_lower_values`` (its lower
-    values are never read: NaN in the samples, covered by the margin), so the plain engine's upper values alone of
-    ``docs/composition.md`` §2.19 and ``docs/accountant_atoms.md`` §14 run there (§2.26.2 (c)); else ``fn`` as it is."""
-    if settled_margin(accountant) is None:
+    :func:`settled_margin` applies (not the ``lower`` reference), every call takes upper values first inside
+    ``plain.no_lower_values`` and returns NaN lower values (none is read: each sample is covered by the margin), so
+    the plain engine's upper values alone of ``docs/composition.md`` §2.19 and ``docs/accountant_atoms.md`` §14 run
+    there (§2.26.2 (a)); else ``fn`` as it is."""
+    if lower or settled_margin(accountant) is None:
         return lambda ks, need_lower=True, negligible=0.0: fn(ks, need_lower=need_lower, negligible=negligible)
 
     def ev(ks, need_lower=True, negligible=0.0):
-        if need_lower:
-            return fn(ks, need_lower=True, negligible=negligible)
-        with no_lower_values():
-            return fn(ks, need_lower=False, negligible=negligible)
+        with no_lower_values() if not need_lower else nullcontext():
+            _, up = fn(ks, need_lower=False, negligible=negligible)
+        return np.full(np.shape(up), np.nan), up
     return ev
 
 
 def settled_values(lo, up, covered, margin: float, floor: float):
     """(values, taken): each sample without a lower value (NaN: taken upper first) and with upper value U >= ``floor`` takes
-    min(``covered``, U (1 + ``margin``) (1 + 2u)) (u the unit round-off: the product's rounding upward), never
-    below U; ``taken`` marks them (no bracket is taken for them). The other samples keep ``covered``."""
+    U (1 + ``margin``) (1 + 2u) (u the unit round-off: the product's rounding upward), never below U, at most 1;
+    ``taken`` marks them (no bracket is taken for them). The other samples keep ``covered``."""
     lo = np.asarray(lo, dtype=float)
     up = np.asarray(up, dtype=float)
     covered = np.asarray(covered, dtype=float)
     taken = np.isnan(lo) & (up >= floor)
     out = covered.copy()
-    out[taken] = np.maximum(up[taken], np.minimum(covered[taken], up[taken] * (1.0 + margin) * (1.0 + 2.0 * _U)))
+    out[taken] = np.maximum(up[taken], np.minimum(up[taken] * (1.0 + margin) * (1.0 + 2.0 * _U), 1.0))
     return out, taken
 
 

@@ -494,8 +494,8 @@ EPS42_ZERO_FIRST = True
 # law family's clamp at the previous eps (far_tail_warm.sweep_T0); False: far_tail_grid.choose_T0 everywhere
 FT42_T0_WARM = True
 # session 43, pair43
-# docs/composition.md §2.26: a dominating pair of a pure-LDP round (atom laws) covers each sample taken upper first by
-# U (1 + PAIR43_SETTLED_MARGIN) (at most cover's value) and takes no bracket for it (not ahead, not afterwards); OFF
-# (§2.26.6: it moves the pairs of every pure-LDP round; not run against every older test pinning them)
+# docs/composition.md §2.26: a dominating pair of a pure-LDP round (atom laws, not through bot) takes every sample upper
+# first (no bracket: not for the even points, not ahead, not in capped_cover) and covers it by U (1 +
+# PAIR43_SETTLED_MARGIN); OFF (§2.26.6: it moves the pairs of every pure-LDP round; not run against every older test)
 PAIR43_SETTLED_COVER = False
-PAIR43_SETTLED_MARGIN = 2.5e-3
+PAIR43_SETTLED_MARGIN = 1e-3
