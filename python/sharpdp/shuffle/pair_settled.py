@@ -44,11 +44,12 @@ def ahead_tau(accountant, tau: float | None) -> float | None:
 
 
 def upper_sweep(accountant, fn: Callable, lower: bool = False) -> Callable:
-    """The pair's ``evaluate(ks, need_lower=True, negligible=0.0)`` from ``fn`` (the same keywords): where
-    :func:`settled_margin` applies (not the ``lower`` reference), every call takes upper values first inside
-    ``plain.no_lower_values`` and returns NaN lower values (none is read: each sample is covered by the margin), so
-    the plain engine's upper values alone of ``docs/composition.md`` §2.19 and ``docs/accountant_atoms.md`` §14 run
-    there (§2.26.2 (a)); else ``fn`` as it is."""
+    """The pair's ``evaluate(ks, need_lower=True, negligible=0.0)`` from ``fn`` (the same keywords). Where
+    :func:`settled_margin` applies and not ``lower`` (the ``lower`` reference or explicit eps: untouched), every call
+    takes upper values first and returns NaN lower values (none is read: each sample is covered by the margin); a call
+    main makes for upper values first runs inside ``plain.no_lower_values`` (the plain engine's upper values alone of
+    ``docs/composition.md`` §2.19 and ``docs/accountant_atoms.md`` §14), one main makes for a bracket outside it (its
+    full passes measure the gaps the warm sweep aims from; §2.26.2 (a)). Else ``fn`` as it is."""
     if lower or settled_margin(accountant) is None:
         return lambda ks, need_lower=True, negligible=0.0: fn(ks, need_lower=need_lower, negligible=negligible)
 

@@ -539,7 +539,7 @@ def _build(accountant, dx, e_arr, floor, max_ev, rtol, cover_upper, lower, progr
     """The construction of :func:`dominating_pair` on validated arguments (no cache)."""
     epsilons = e_arr
     adjacency = getattr(accountant, "adjacency", "zero_out")
-    evaluate = upper_sweep(accountant, partial(_grid_eval, accountant, dx=dx), lower)  # (§2.26: upper first)
+    evaluate = upper_sweep(accountant, partial(_grid_eval, accountant, dx=dx), lower or e_arr is not None)  # §2.26
     k_lim = _k_limit(accountant, dx) if epsilons is None else 0
     if getattr(accountant, "via_bottom", False):
         # replace-one through bot: the triangle inequality on the two legs' hull curves, at every
