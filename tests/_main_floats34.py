@@ -184,6 +184,8 @@ def session41_floats(monkeypatch) -> None:
 SESSION42: dict = {
     "CAL43_CHEAP_CERT": False,  # eps43
     "CELLS_FEW_NODES": False,  # g43
+    "PAIR43_SETTLED_COVER": False,  # pair43
+    "PAIR43_SETTLED_MARGIN": 1e-3,  # pair43
 }
 
 

@@ -19,6 +19,7 @@ import numpy as np
 
 from sharpdp.shuffle.accountant import limits
 from sharpdp.shuffle.pair import chord_estimate, cover
+from sharpdp.shuffle.pair_settled import settled_values
 
 GOAL = 1e-2  # the export's accuracy goal: within 1 % above get_delta (docs/composition.md §5.1)
 ACCURATE_FLOOR = 1e-13  # samples below it keep cover's value (the goal is stated where delta >= 1e-12)
@@ -37,7 +38,7 @@ def cap_tau(sampling_rel_tol: float) -> float | None:
 
 
 def capped_cover(lo, up, tau: float | None, bracket: Callable | None = None, floor: float = ACCURATE_FLOOR,
-                 at=None):
+                 at=None, settled: float | None = None):
     """``cover(lo, up)`` with each value at or above ``floor`` capped at (1 + ``tau``) times the sample's certified
     lower value, never below its certified upper value.
 
@@ -48,7 +49,9 @@ def capped_cover(lo, up, tau: float | None, bracket: Callable | None = None, flo
     accountant's neighbouring gaps, which ``get_delta`` shows). With ``at`` (the samples' eps, increasing) and
     ``limits.EXPORT_UPPER_FIRST_CHECK``, a sample taken upper first also gets its bracket where its covered value
     exceeds (1 + tau) times the curve through its bracketed neighbours (:func:`upper_first_loose`,
-    ``docs/composition.md`` §4.10). Returns the covered values.
+    ``docs/composition.md`` §4.10). With ``settled`` (a margin m, :func:`~sharpdp.shuffle.pair_settled.settled_margin`)
+    a sample without a lower value takes U (1 + m) and no bracket (``docs/composition.md`` §2.26).
+    Returns the covered values.
 
     Certification: every returned value is >= a certified upper value of its sample (the ``max``), so the curve
     through them lies above the profile (Claim A, ``docs/composition.md`` §2.12).
@@ -62,9 +65,12 @@ def capped_cover(lo, up, tau: float | None, bracket: Callable | None = None, flo
         fac = np.where(up > 0.0, c0 / up, 1.0)  # 1 + g (and the rounding margin)
     cap = (1.0 + tau) * np.nan_to_num(lo)
     known = np.nan_to_num(lo) > 0.0
-    over = (up >= floor) & np.where(known, c0 > cap, fac * fac > 1.0 + tau)
+    taken = np.zeros(up.size, dtype=bool)
+    if settled is not None:  # (§2.26: samples taken upper first covered by the margin, no bracket)
+        c0, taken = settled_values(lo, up, c0, settled, floor)
+    over = (up >= floor) & np.where(known, c0 > cap, fac * fac > 1.0 + tau) & ~taken
     if at is not None and limits.EXPORT_UPPER_FIRST_CHECK:
-        over |= (up >= floor) & upper_first_loose(at, lo, up, c0, tau)
+        over |= (up >= floor) & upper_first_loose(at, lo, up, c0, tau) & ~taken
     lo2, up2 = lo.copy(), up.copy()
     idx = np.flatnonzero(over & ~known)
     if bracket is not None and idx.size:

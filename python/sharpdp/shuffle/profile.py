@@ -36,8 +36,8 @@ from sharpdp.shuffle.bottom_values import level_decider
 from sharpdp.shuffle.pair_accuracy import cap_tau, capped_cover
 from sharpdp.shuffle.pair_ahead import bracket_ahead, pair_warm
 from sharpdp.shuffle.pair_legs import LOOSE_TOL, leg_curves, leg_floor, leg_sampler
-from sharpdp.shuffle.pair_budget import applies as budget_applies
-from sharpdp.shuffle.pair_budget import segment_targets
+from sharpdp.shuffle.pair_budget import applies as budget_applies, segment_targets
+from sharpdp.shuffle.pair_settled import ahead_tau, settled_margin, upper_sweep
 from sharpdp.shuffle.profile_bottom import bottom_bounds
 from sharpdp.shuffle.profile_eval import CHUNK, explicit_eval
 from sharpdp.shuffle.profile_chords import chord_fill, chord_sweep
@@ -539,7 +539,7 @@ def _build(accountant, dx, e_arr, floor, max_ev, rtol, cover_upper, lower, progr
     """The construction of :func:`dominating_pair` on validated arguments (no cache)."""
     epsilons = e_arr
     adjacency = getattr(accountant, "adjacency", "zero_out")
-    evaluate = lambda k, need_lower=True, negligible=0.0: _grid_eval(accountant, k, dx, need_lower, negligible)  # noqa
+    evaluate = upper_sweep(accountant, partial(_grid_eval, accountant, dx=dx), lower or e_arr is not None)  # §2.26
     k_lim = _k_limit(accountant, dx) if epsilons is None else 0
     if getattr(accountant, "via_bottom", False):
         # replace-one through bot: the triangle inequality on the two legs' hull curves, at every
@@ -574,11 +574,11 @@ def _build(accountant, dx, e_arr, floor, max_ev, rtol, cover_upper, lower, progr
                                              _LEG_FLOOR if getattr(accountant, "via_bottom", False) else _REFINE_FLOOR,
                                              upper_first=not lower, label=round_label(accountant), seed=seed,
                                              budget=budget_applies(accountant, cover_upper, lower),
-                                             ahead=cap_tau(rtol) if own and cover_upper else None)
+                                             ahead=ahead_tau(accountant, cap_tau(rtol)) if own and cover_upper else None)
     if cover_upper and not lower:  # cover's factor capped by the samples' lower values (docs/composition.md §2.12)
         smooth = contract.local_epsilon(getattr(accountant, "randomizer", None)) is None  # (no atoms: §4.10's check)
         up_v = capped_cover(lo_v, up_v, cap_tau(rtol), lambda idx: _grid_eval(accountant, ks[idx], dx),
-                            at=ks * dx if smooth else None)
+                            at=ks * dx if smooth else None, settled=settled_margin(accountant))
     vals = lo_v if lower else up_v
     # negative side from the swap identity, at the same lattice points
     pos = ks > 0

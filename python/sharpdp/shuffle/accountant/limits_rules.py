@@ -513,3 +513,9 @@ CAL43_CHEAP_N_MAX = 10**8
 # 64.1); False: the 8-point rule (main's floats). CELLS_TWO_NODE (g05, above) now selects this same proven rule (§62.2's
 # unproven one is gone); both False by default (they move last bits)
 CELLS_FEW_NODES = False
+# session 43, pair43
+# docs/composition.md §2.26: a dominating pair of a pure-LDP round (atom laws, not through bot) takes every sample upper
+# first (no bracket: not for the even points, not ahead, not in capped_cover) and covers it by U (1 +
+# PAIR43_SETTLED_MARGIN); OFF (§2.26.6: it moves the pairs of every pure-LDP round; not run against every older test)
+PAIR43_SETTLED_COVER = False
+PAIR43_SETTLED_MARGIN = 1e-3

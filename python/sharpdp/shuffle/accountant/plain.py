@@ -55,7 +55,8 @@ def no_lower_values() -> Iterator[None]:
     run a full pass's upper half alone where its upper value settles whatever its lower value
     (docs/accountant_atoms.md §14): the same upper values, no lower value reported there. For callers that read no
     lower value (a privacy profile's sweep); a dominating pair's sweep reads the lower values it gets (their gaps
-    enter ``cover_upper``, docs/composition.md §2) and stays outside."""
+    enter ``cover_upper``, docs/composition.md §2) and stays outside, except under docs/composition.md §2.26's rule
+    (a pure-LDP round's pair reads no lower value and takes its upper values first inside)."""
     with _NO_LOWER.set():
         yield
 

@@ -132,6 +132,12 @@ def clamp_near(law: Law, target: float, guess: float) -> float | None:
     return T
 
 
+def sweep_state() -> dict | None:
+    """The current thread's sweep state (the dict keyed by :func:`family`, shared with other modules' tagged keys,
+    e.g. ``far_tail_warm``'s) inside :func:`warm_sweep` with the switch on, else None (docs/composition.md §2.26.5)."""
+    return getattr(_STATE, "on", None)
+
+
 def active() -> bool:
     """Whether a sweep's warm start is on in this thread (inside :func:`warm_sweep`, the switch on)."""
     return getattr(_STATE, "on", None) is not None
@@ -200,5 +206,5 @@ def upper_accepts(warm: Warm, upper: float) -> bool:
     return upper <= warm.upper and upper >= fall * warm.measured_upper
 
 
-__all__ = ["MARGIN", "Warm", "active", "clamp_near", "family", "get", "put", "runs_max", "settled_start",
+__all__ = ["MARGIN", "Warm", "active", "clamp_near", "family", "get", "put", "runs_max", "settled_start", "sweep_state",
            "upper_accepts", "upper_ready", "warm_sweep"]
