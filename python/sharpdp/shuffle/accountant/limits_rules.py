@@ -493,3 +493,8 @@ EPS42_ZERO_FIRST = True
 # ft42, docs/accountant_tail.md §63.1: along a sweep (plain_warm.warm_sweep) the far-tail clamp T0 is searched from the
 # law family's clamp at the previous eps (far_tail_warm.sweep_T0); False: far_tail_grid.choose_T0 everywhere
 FT42_T0_WARM = True
+# session 43, rep43
+# docs/accountant.md §9.21: a leg through bot asked at one rel_tol is served by the same leg (order, epsilon) certified
+# at another rel_tol where that report meets the request (asked tighter, within the request's rel_tol, or below its
+# absolute target; via_bottom_serve.served); False: main's legs and floats
+VIA_BOTTOM_LEG_SERVE = False
