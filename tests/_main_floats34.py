@@ -186,6 +186,7 @@ SESSION42: dict = {
     "CELLS_FEW_NODES": False,  # g43
     "PAIR43_SETTLED_COVER": False,  # pair43
     "PAIR43_SETTLED_MARGIN": 1e-3,  # pair43
+    "VIA_BOTTOM_LEG_SERVE": False,  # rep43
 }
 
 

@@ -519,3 +519,8 @@ CELLS_FEW_NODES = False
 # PAIR43_SETTLED_MARGIN); OFF (§2.26.6: it moves the pairs of every pure-LDP round; not run against every older test)
 PAIR43_SETTLED_COVER = False
 PAIR43_SETTLED_MARGIN = 1e-3
+# session 43, rep43
+# docs/accountant.md §9.21: a leg through bot asked at one rel_tol is served by the same leg (order, epsilon) certified
+# at another rel_tol where that report meets the request (asked tighter, within the request's rel_tol, or below its
+# absolute target; via_bottom_serve.served); False: main's legs and floats
+VIA_BOTTOM_LEG_SERVE = False

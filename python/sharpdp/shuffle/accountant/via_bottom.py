@@ -26,6 +26,7 @@ from sharpdp.shuffle.accountant.via_bottom_cover import beyond_reach, cap_refute
 from sharpdp.shuffle.accountant.via_bottom_mirror import mirror_b, raise_lower
 from sharpdp.shuffle.accountant.via_bottom_penalty import penalty_bound
 from sharpdp.shuffle.accountant.via_bottom_search import epsilon_search, vertex
+from sharpdp.shuffle.accountant.via_bottom_serve import served
 from sharpdp.shuffle.laws import laws_for
 
 
@@ -106,6 +107,10 @@ class ViaBottom(BudgetSearch):
         distributions is at most 1; docs/accountant.md §9.2): that split is then useless, not wrong."""
         key = (j, e, rel_tol)
         hit = self._leg_cache.get(key)
+        if (hit is None or not (self._leg_neg.get(key, 0.0) <= negligible or hit.upper < negligible)) and \
+                (got := served(self, j, e, rel_tol, negligible)) is not None:  # (§9.21: certified at another rel_tol)
+            self._leg_cache[key], self._leg_neg[key] = got, negligible
+            return got
         if hit is None and self._chord_on and (c := cached_chord(self, j, e, rel_tol, negligible)) is not None:
             return c  # (§9.19: between two certified legs of its order, inside the split searches)
         if hit is None or not (self._leg_neg.get(key, 0.0) <= negligible or hit.upper < negligible):
