@@ -224,3 +224,40 @@ def test_fresh_bracket_independent_of_a_prior_profile_switch_off(monkeypatch):
     after = [_acc(A).get_delta_bounds(e) for e in pick]
     clear_caches()
     assert fresh == after
+
+
+def test_profile_then_pair_in_one_process_dominates_fine_lower_values():
+    """A profile, then the round's dominating pair in the same process (its sampling's sweep reuses nothing of the
+    profile's state but the process caches): the pair's curve and its samples are at or above fine (rel_tol 1e-3)
+    certified lower values of delta at several eps, and the warm search ran in the pair's sampling."""
+    from sharpdp.shuffle import dominating_pair
+
+    calls: list = []
+    orig = W.warm_search
+
+    def spy(*a):
+        calls.append(a)
+        return orig(*a)
+
+    mp = pytest.MonkeyPatch()
+    try:
+        mp.setattr(W, "warm_search", spy)
+        clear_caches()
+        acc = _acc(A)
+        acc.privacy_profile(np.linspace(0.0, 4.0, 40))
+        n_prof = len(calls)
+        pair = dominating_pair(acc, progress=False)
+    finally:
+        mp.undo()
+    assert n_prof > 0 and len(calls) > n_prof
+    fine = _acc(A, rel_tol=1e-3)
+    se, sd = pair.sample_epsilons, pair.sample_deltas
+    picks = sorted({int(i) for i in np.linspace(0, se.size - 1, 6)})
+    for i in picks:
+        e = float(se[i])
+        lo = fine.get_delta_bounds(e)[0]
+        assert sd[i] >= lo and pair.get_delta(e) >= lo, (e, sd[i], pair.get_delta(e), lo)
+    for e in (0.15, 0.9, 2.2, 3.7):
+        lo = fine.get_delta_bounds(e)[0]
+        assert pair.get_delta(e) >= lo, (e, pair.get_delta(e), lo)
+    clear_caches()
