@@ -25,7 +25,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from sharpdp.shuffle import BlanketMixedGaussian, ShuffleAccountant, clear_caches
+from sharpdp.shuffle import BlanketMixedGaussian, GaussianRandomizer, ShuffleAccountant, clear_caches
 from sharpdp.shuffle.accountant import far_tail, limits, plain_warm
 from sharpdp.shuffle.accountant import far_tail_warm as W
 
@@ -260,4 +260,25 @@ def test_profile_then_pair_in_one_process_dominates_fine_lower_values():
     for e in (0.15, 0.9, 2.2, 3.7):
         lo = fine.get_delta_bounds(e)[0]
         assert pair.get_delta(e) >= lo, (e, pair.get_delta(e), lo)
+    clear_caches()
+
+
+def test_any_clamp_through_bottom(monkeypatch):
+    """Replace-one through bot (GaussianRandomizer(1), n = 1e3, eps = 6) with every far-tail clamp at a tenth of the
+    search's: the split search then picks another split, so the bracket (of the bound at ITS split, docs/accountant.md
+    §9) need not meet the unforced one; it must hold the split value there: its lower value at most an upper value of
+    A(e1) + e^{e1} B(e2) from independent one-law legs, its upper value at least a certified lower value of the bound's
+    minimum over splits (tests/_rev43_legs.py)."""
+    from _rev43_legs import Legs, f_upper, q_lower
+
+    used = _forced(monkeypatch, 0.1)
+    clear_caches()
+    r = ShuffleAccountant(GaussianRandomizer(1.0, 1), 1000, "replace").report(6.0)
+    monkeypatch.undo()
+    clear_caches()
+    assert used
+    legs = Legs(GaussianRandomizer(1.0, 1), 1000)
+    e1 = float(r.terms["epsilon_split"])
+    assert r.lower <= f_upper(legs, 6.0, e1), (r.lower, f_upper(legs, 6.0, e1))
+    assert r.upper >= q_lower(legs, 6.0, 8, 8)
     clear_caches()
