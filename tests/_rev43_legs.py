@@ -48,6 +48,19 @@ class Legs:
         return self.memo[key]
 
 
+def spy_on(monkeypatch, fn, *modules) -> list:
+    """Replace ``fn`` (by its name) in each of ``modules`` by a wrapper recording each result; returns the list."""
+    got: list = []
+
+    def wrapped(*a, **kw):
+        got.append(fn(*a, **kw))
+        return got[-1]
+
+    for m in modules:
+        monkeypatch.setattr(m, fn.__name__, wrapped)
+    return got
+
+
 def q_lower(legs: Legs, eps: float, k: int = 12, zoom: int = 12) -> float:
     """A certified lower value of Q(eps) on a grid of k + 1 splits, then ``zoom`` more inside the best intervals."""
     grid = set(np.linspace(0.0, eps, k + 1).tolist())

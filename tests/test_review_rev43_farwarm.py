@@ -201,6 +201,13 @@ def test_profile_values_above_monte_carlo():
                    "by the clamp's choice) keeps the sweep's warm-clamp bracket and returns it to a later fresh call "
                    "outside any sweep (certified either way; not reproducible)")
 def test_fresh_bracket_independent_of_a_prior_profile():
+    fresh, after = _before_after_profile()
+    assert fresh == after
+
+
+def _before_after_profile() -> tuple[list, list]:
+    """Fresh brackets at three eps in a clean process state, and the same after a 60-point profile ran (no cache
+    cleared between: a user's process)."""
     eps = np.linspace(0.0, 4.24, 60)
     pick = [float(eps[i]) for i in (30, 40, 50)]
     clear_caches()
@@ -209,20 +216,13 @@ def test_fresh_bracket_independent_of_a_prior_profile():
     _acc(A).privacy_profile(eps)
     after = [_acc(A).get_delta_bounds(e) for e in pick]
     clear_caches()
-    assert fresh == after
+    return fresh, after
 
 
 def test_fresh_bracket_independent_of_a_prior_profile_switch_off(monkeypatch):
     """The same with the switch off holds bit for bit (so the dependence above is the rule's)."""
     switch(monkeypatch, "FT42_T0_WARM", False)
-    eps = np.linspace(0.0, 4.24, 60)
-    pick = [float(eps[i]) for i in (30, 40, 50)]
-    clear_caches()
-    fresh = [_acc(A).get_delta_bounds(e) for e in pick]
-    clear_caches()
-    _acc(A).privacy_profile(eps)
-    after = [_acc(A).get_delta_bounds(e) for e in pick]
-    clear_caches()
+    fresh, after = _before_after_profile()
     assert fresh == after
 
 

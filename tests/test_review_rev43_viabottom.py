@@ -23,7 +23,7 @@ from sharpdp.shuffle import GaussianRandomizer, ShuffleAccountant, clear_caches
 from sharpdp.shuffle.accountant import limits
 
 import _rev42_zero_ref as ref
-from _rev43_legs import Legs, f_upper, q_lower
+from _rev43_legs import Legs, f_upper, q_lower, spy_on
 
 
 @pytest.mark.parametrize("s, n, eps, fires", [(1.0, 1000, 8.0, True), (1.5, 1000, 6.0, True),
@@ -31,15 +31,7 @@ from _rev43_legs import Legs, f_upper, q_lower
 def test_report_against_independent_legs(monkeypatch, s, n, eps, fires):
     from sharpdp.shuffle.accountant import via_bottom, via_bottom_budget, via_bottom_penalty as vp
 
-    fired: list[bool] = []
-    orig = vp.penalty_bound
-
-    def spy(rb):
-        fired.append(orig(rb))
-        return fired[-1]
-
-    monkeypatch.setattr(via_bottom, "penalty_bound", spy)
-    monkeypatch.setattr(via_bottom_budget, "penalty_bound", spy)
+    fired = spy_on(monkeypatch, vp.penalty_bound, via_bottom, via_bottom_budget)
     assert limits.VIA_BOTTOM_PENALTY_KEEP
     clear_caches()
     r = ShuffleAccountant(GaussianRandomizer(s, 1), n, "replace").report(eps)
