@@ -145,3 +145,20 @@ def test_engine_on_meets_off(monkeypatch, make, n, eps):
     assert any(t is not None for t in taken)
     assert max(on[0], off[0]) <= min(on[1], off[1]), (on, off)
     assert abs(on[1] / off[1] - 1.0) <= 1e-8 and abs(on[0] / off[0] - 1.0) <= 1e-8, (on, off)
+
+
+@settings(max_examples=200, deadline=None)
+@given(N=st.integers(16, 300), size=st.integers(0, 300), shift=st.integers(-10**6, 10**6), seed=st.integers(0, 10**6),
+       neg_zero=st.booleans())
+def test_fold_copy_is_bincounts_doubles(N, size, shift, seed, neg_zero):
+    """§65.2's fold (a copy where the pmf has at most N nodes) gives bincount's doubles bit for bit, any shift
+    (negative, beyond N), with zeros and negative zeros in the pmf."""
+    from sharpdp.shuffle.accountant.fft import fold
+
+    rng = np.random.default_rng(seed)
+    pmf = rng.random(size) * (rng.random(size) < 0.7)
+    if neg_zero and size:
+        pmf[rng.integers(0, size)] = -0.0
+    want = np.bincount((np.arange(size) + shift) % N, weights=pmf, minlength=N)
+    got = fold(pmf, N, shift)
+    assert got.shape == want.shape and all(float(a).hex() == float(b).hex() for a, b in zip(got.tolist(), want.tolist()))
