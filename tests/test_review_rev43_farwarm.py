@@ -282,3 +282,26 @@ def test_any_clamp_through_bottom(monkeypatch):
     assert r.lower <= f_upper(legs, 6.0, e1), (r.lower, f_upper(legs, 6.0, e1))
     assert r.upper >= q_lower(legs, 6.0, 8, 8)
     clear_caches()
+
+
+@pytest.mark.parametrize("eps", [0.5, 1.5])
+def test_any_clamp_far_tail_at_n2_against_quadrature(monkeypatch, eps):
+    """§63.2's lemma at n = 2, where an independent exact value exists: the far-tail treatment itself
+    (``far_tail.certify_bigjump``, applicable at n >= 2) on cell A's x vs bot law, every clamp forced to 0.05 ... 20
+    times the search's, brackets D_up computed by scipy quadrature of the mechanism's own law (tests/_rev42_zero_ref,
+    1e-7 relative slack for quad)."""
+    from sharpdp.shuffle.laws.bmg import bmg_laws
+
+    g0, s0, _ = A
+    gamma, law = bmg_laws(g0, s0, eps, "zero_out")[0]
+    g, laws = ref.bmg_laws(g0, s0, "zero_out", eps)
+    exact = ref.dup0_quad(laws[0], g, 2)
+    assert far_tail.applicable(law, 2, 1e-2, float(gamma))
+    for factor in (0.05, 0.3, 1.0, 3.0, 20.0):
+        with monkeypatch.context() as mp:
+            used = _forced(mp, factor)
+            clear_caches()
+            r = far_tail.certify_bigjump(law, float(gamma), 2, 1e-2, 1)
+        assert used
+        assert r.lower <= exact * (1 + 1e-7) and r.upper >= exact * (1 - 1e-7), (factor, r.lower, exact, r.upper)
+    clear_caches()
