@@ -26,8 +26,10 @@ from sharpdp.shuffle.accountant import chernoff
 from sharpdp.shuffle.accountant.chernoff import Chernoff
 
 from _main_floats34 import switch
+from _rev43_mp import digits_fixture
 
-mpmath.mp.dps = 40
+
+_digits = digits_fixture(40)  # (mpmath's digits for every reference here, set per test)
 
 
 def _ge(n: int, p: float, c: int) -> mpmath.mpf:

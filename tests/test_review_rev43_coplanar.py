@@ -18,10 +18,12 @@ import mpmath
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from _rev43_mp import digits_fixture
 
 pc = pytest.importorskip("sharpdp.shuffle.randomizers.privunit_coplanar")
 
-mpmath.mp.dps = 30
+
+_digits = digits_fixture(30)  # (mpmath's digits for every reference here, set per test)
 
 
 def _F(k: int, y, c):

@@ -20,8 +20,10 @@ import mpmath
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from _rev43_mp import digits_fixture
 
-mpmath.mp.dps = 40
+
+_digits = digits_fixture(40)  # (mpmath's digits for every reference here, set per test)
 
 T = [1, 1, 2, 4, 10, 26, 76, 232, 764]  # sum of |coefficients| of He_k
 TIERS = {2: 1e-4, 3: 1.0 / 128, 4: 1.0 / 16}

@@ -20,10 +20,12 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from _rev43_mp import digits_fixture
 
 ss = pytest.importorskip("sharpdp.shuffle.accountant.spectral_sum")
 
-mpmath.mp.dps = 40
+
+_digits = digits_fixture(40)  # (mpmath's digits for every reference here, set per test)
 
 
 def _spectrum(N: int, ks: np.ndarray, c: float, m0: int) -> np.ndarray:
