@@ -130,7 +130,8 @@ def test_erratic_sweep_with_families_interleaved(monkeypatch):
         return orig(*a)
 
     monkeypatch.setattr(W, "warm_search", spy)
-    assert limits.FT42_T0_WARM and limits.PLAIN_WARM_START
+    switch(monkeypatch, "FT42_T0_WARM", True)  # (the rule attacked, whatever its default)
+    assert limits.PLAIN_WARM_START
     clear_caches()
     accs = {k: _acc(c) for k, c in CELLS.items()}
     with plain_warm.warm_sweep():
@@ -180,13 +181,13 @@ def test_two_threads_profiles_stay_certified():
     clear_caches()
 
 
-def test_profile_values_above_monte_carlo():
+def test_profile_values_above_monte_carlo(monkeypatch):
     """An independent reference: the x vs bot law's D_up at eps 0.1 and 0.2 by Monte Carlo of the mechanism
     (20,000 draws of the number of active users, each with its draws of L; the heavy right tail makes the Monte
     Carlo mean low rather than high) is at most the sweep's value plus 4 standard errors, and the value is not
     far above it (within 10 standard errors plus 5 %: the bracket is tight, rel_tol 1e-2)."""
     g0, s0, n = A
-    clear_caches()
+    switch(monkeypatch, "FT42_T0_WARM", True)
     prof = np.asarray(_acc(A).privacy_profile(np.array([0.05, 0.1, 0.15, 0.2])))
     clear_caches()
     for eps, v in ((0.1, prof[1]), (0.2, prof[3])):
@@ -200,7 +201,8 @@ def test_profile_values_above_monte_carlo():
                    "computed before it; concentrated._MEMO (the closed form's result memo, keyed by law and limits, not "
                    "by the clamp's choice) keeps the sweep's warm-clamp bracket and returns it to a later fresh call "
                    "outside any sweep (certified either way; not reproducible)")
-def test_fresh_bracket_independent_of_a_prior_profile():
+def test_fresh_bracket_independent_of_a_prior_profile(monkeypatch):
+    switch(monkeypatch, "FT42_T0_WARM", True)  # (the rule attacked, whatever its default)
     fresh, after = _before_after_profile()
     assert fresh == after
 
@@ -241,8 +243,8 @@ def test_profile_then_pair_in_one_process_dominates_fine_lower_values():
 
     mp = pytest.MonkeyPatch()
     try:
+        switch(mp, "FT42_T0_WARM", True)
         mp.setattr(W, "warm_search", spy)
-        clear_caches()
         acc = _acc(A)
         acc.privacy_profile(np.linspace(0.0, 4.0, 40))
         n_prof = len(calls)
