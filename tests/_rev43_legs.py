@@ -63,6 +63,8 @@ def spy_on(monkeypatch, fn, *modules) -> list:
 
 def q_lower(legs: Legs, eps: float, k: int = 12, zoom: int = 12) -> float:
     """A certified lower value of Q(eps) on a grid of k + 1 splits, then ``zoom`` more inside the best intervals."""
+    if eps <= 0.0:  # (the one split e1 = e2 = 0)
+        return min(1.0, legs(0, 0.0)[0] + legs(1, 0.0)[0]) * (1 - 1e-12)
     grid = set(np.linspace(0.0, eps, k + 1).tolist())
 
     def bounds(g):

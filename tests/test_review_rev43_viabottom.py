@@ -78,3 +78,20 @@ def test_split_value_n1_property(s, eps):
     r = ShuffleAccountant(GaussianRandomizer(s, 1), 1, "replace").report(eps)
     clear_caches()
     _inside(r, _quad_split(s, 1, eps, float(r.terms["epsilon_split"])))
+
+
+def test_get_epsilon_zero_through_bottom_at_1e6(monkeypatch):
+    """get_epsilon through bot at n = 1e6 (docs/accountant.md §8.22's get_delta(0) first and the mirror at n >=
+    MIRROR_N, both on): delta 1 % above the bound's upper value at 0 gives the answer 0, and the independent legs'
+    lower value of the bound at 0 (A(0) + B(0), the one split) is at most delta."""
+    switch(monkeypatch, "EPS42_MIRROR", True)
+    switch(monkeypatch, "EPS42_ZERO_FIRST", True)
+    s, n = 1.0, 10**6
+    _, up0 = ShuffleAccountant(GaussianRandomizer(s, 1), n, "replace").get_delta_bounds(0.0)
+    clear_caches()
+    d = 1.01 * up0
+    e = ShuffleAccountant(GaussianRandomizer(s, 1), n, "replace").get_epsilon(d)
+    clear_caches()
+    assert e == 0.0
+    assert q_lower(Legs(GaussianRandomizer(s, 1), n), e) <= d
+    clear_caches()
