@@ -12,8 +12,8 @@ value computed outside a sweep does not depend on what the process computed befo
 * two profiles in two threads at once (per-thread state) against the switch-off profiles and fine lower values;
 * an independent reference: D_up = E[S_+] / (n gamma) by Monte Carlo of the mechanism's own law
   (``_rev42_zero_ref``, written from the mechanism, not the library's laws) below the profile's values;
-* history: a fresh accountant's bracket outside a sweep after a privacy profile ran in the process (xfail strict: it
-  differs, see the test's reason).
+* history: a fresh accountant's bracket outside a sweep after a privacy profile ran in the process (it differed until
+  concentrated._MEMO was keyed by the warm clamp, §63.5).
 """
 
 from __future__ import annotations
@@ -197,10 +197,7 @@ def test_profile_values_above_monte_carlo(monkeypatch):
         assert v <= 1.05 * (m + 10.0 * se), (eps, m, se, v)
 
 
-@pytest.mark.xfail(strict=True, reason="§63.1 claims a value outside a sweep does not depend on what the process "
-                   "computed before it; concentrated._MEMO (the closed form's result memo, keyed by law and limits, not "
-                   "by the clamp's choice) keeps the sweep's warm-clamp bracket and returns it to a later fresh call "
-                   "outside any sweep (certified either way; not reproducible)")
+# (was xfail strict until the lead keyed concentrated._MEMO by the sweep's warm clamp, docs/accountant_tail.md §63.5)
 def test_fresh_bracket_independent_of_a_prior_profile(monkeypatch):
     switch(monkeypatch, "FT42_T0_WARM", True)  # (the rule attacked, whatever its default)
     fresh, after = _before_after_profile()

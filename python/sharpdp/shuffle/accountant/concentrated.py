@@ -33,7 +33,7 @@ from sharpdp.shuffle.accountant.concentrated_moments import (  # noqa: F401 (the
     M_MEMO as _M_MEMO, SDS as _SDS, law_moments as _law_moments, mean_v as _mean_v)
 from sharpdp.shuffle.accountant.closed_forms import log_binom as _log_binom  # noqa: F401 (likewise)
 from sharpdp.shuffle.accountant.jump import JumpTerm, pair_integral_up
-from sharpdp.shuffle.accountant import limits, memo
+from sharpdp.shuffle.accountant import limits, memo, plain_warm
 from sharpdp.shuffle.accountant.limits import U
 from sharpdp.shuffle.laws import Law
 from sharpdp.shuffle.accountant.concentrated_tilted import (exp_lo as _exp_lo, tilted_curv as _tilted_curv,
@@ -422,7 +422,8 @@ def certify(law: Law, gamma: float, n: int, rel_tol: float, choose_T0) -> Concen
     f = law.heavy_form()
     key = (*f.key, gamma, n, rel_tol, limits.CLOSED_ACCEPT, limits.CLOSED_T0_FRAC, limits.CLOSED_PRECHECK,
            limits.CLOSED_LOCAL_STAGE, limits.CLOSED_EXP_STAGE, limits.CLOSED_PIECES_STAGE, limits.CLOSED_WHOLE_ACCEPT,
-           limits.CLOSED_WHOLE_N, limits.CLOSED_WHOLE_TOL)
+           limits.CLOSED_WHOLE_N, limits.CLOSED_WHOLE_TOL,
+           limits.FT42_T0_WARM and plain_warm.active())  # (a sweep's warm clamp, §63: its own entries)
     if key in _MEMO:  # (the same floats: the value depends on these only)
         return _MEMO[key]
     # speed only: with the values of §20-§22 the bracket's width is 0.2-0.22 times the Jensen gap p(-mu) m sigma^2 / 2

@@ -32,7 +32,7 @@ def _state() -> dict | None:
     start with its own tag, so they never meet ``plain_warm``'s families."""
     if not limits.FT42_T0_WARM:
         return None
-    return getattr(plain_warm._STATE, "on", None)
+    return plain_warm.sweep_state()
 
 
 def sweep_T0(law: Law, gamma: float, n: int, target: float, kind: str, cold=choose_T0) -> float:
