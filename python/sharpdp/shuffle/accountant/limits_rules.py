@@ -493,3 +493,9 @@ EPS42_ZERO_FIRST = True
 # ft42, docs/accountant_tail.md §63.1: along a sweep (plain_warm.warm_sweep) the far-tail clamp T0 is searched from the
 # law family's clamp at the previous eps (far_tail_warm.sweep_T0); False: far_tail_grid.choose_T0 everywhere
 FT42_T0_WARM = True
+# session 43, fix43
+# docs/worst_case_pairs.md §6.2-§6.3: PrivUnit's replace-one V (d >= 3) at a coplanar configuration takes the
+# three-cap measure from privunit_coplanar (the kink the quadratic's dropped double root left inside a piece), and the
+# search reports the largest a-posteriori-checked V of its final points (not a privacy figure: chi_up[replace], an
+# index); False: main's floats
+PRIVUNIT_COPLANAR_CHECKED = True

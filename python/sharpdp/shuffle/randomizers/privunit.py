@@ -15,6 +15,8 @@ from sharpdp.shuffle import sphere as S
 from sharpdp.shuffle import tables as TB
 from sharpdp.shuffle.adjacency import DEFAULT_ADJACENCY, check_adjacency
 from sharpdp.shuffle.randomizers._table import TableRandomizer
+from sharpdp.shuffle.accountant import limits
+from sharpdp.shuffle.randomizers.privunit_coplanar import checked_replace_variance, coplanar_three_cap_measure
 from sharpdp.shuffle.sphere import canonical_angles, cap_quantities
 
 __all__ = ["PrivUnit", "privunit_constant"]
@@ -206,7 +208,11 @@ class PrivUnit(TableRandomizer):
             return float(S.two_cap_measure(d, th, th, c, nodes))
 
         i_ab, i_ac, i_bc = pair(math.cos(alpha)), pair(math.cos(beta)), pair(c_bc)
-        i_abc = S.three_cap_measure(d, th, alpha, beta, psi, nodes) if min(i_ab, i_ac, i_bc) > 0 else 0.0
+        three = S.three_cap_measure
+        if limits.PRIVUNIT_COPLANAR_CHECKED and d >= 3 and psi in (0.0, math.pi) and \
+                min(abs(math.sin(alpha)), abs(math.sin(beta))) > 1e-12:  # docs/worst_case_pairs.md §6.2
+            three = coplanar_three_cap_measure
+        i_abc = three(d, th, alpha, beta, psi, nodes) if min(i_ab, i_ac, i_bc) > 0 else 0.0
         mu_d = max(0.0, 2.0 * (self._s - i_ab))
         mu_dc = min(mu_d, max(0.0, i_ac + i_bc - 2.0 * i_abc))
         return (self.h - self.l) ** 2 * ((mu_d - mu_dc) / self.l + mu_dc / self.h)
@@ -320,15 +326,32 @@ class PrivUnit(TableRandomizer):
         vals += [(var(a, b, c), (a, b, c)) for a in g for b in g for c in gp]
         vals.sort(key=lambda t: -t[0])
         best = vals[0]
+        finals = [fam(float(res.x))]
         for v0, c0 in vals[:2]:
             res = minimize(lambda z: -var(*canonical_angles(*z)), np.array(c0), method="Nelder-Mead",
                            options={"xatol": 1e-7, "fatol": 1e-13 * v0, "maxiter": 300})
             c = canonical_angles(*res.x)
             best = max(best, (var(*c), c))
+            finals.append(c)
+        if limits.PRIVUNIT_COPLANAR_CHECKED:  # docs/worst_case_pairs.md §6.3: the reported value, checked
+            best = self._checked_best(finals + [best[1]])
         v, c = best
         if v >= bound * (1.0 - 1e-7):
             return bound, c, "bound"
         return v, tuple(float(t) for t in c), "search"
+
+    def _checked_best(self, configs):
+        """(V, cfg) with the largest a-posteriori-checked V over ``configs`` and their coplanar snaps
+        (psi within 1e-6 of 0 or pi set to 0 or pi: another configuration, evaluated in its own right);
+        docs/worst_case_pairs.md §6.3."""
+        cands = []
+        for c in configs:
+            a, b, p = (float(t) for t in c)
+            cands.append((a, b, p))
+            for snap in (0.0, math.pi):
+                if 0.0 < abs(p - snap) <= 1e-6:
+                    cands.append((a, b, snap))
+        return max((checked_replace_variance(self, c), c) for c in dict.fromkeys(cands))
 
     @property
     def local_epsilon(self) -> float | None:
