@@ -188,6 +188,18 @@ def test_checked_variance_raises_when_unsettled(monkeypatch):
         checked_replace_variance(pu, OLD_END, max_doublings=1)
 
 
+def test_unsettled_configuration_is_not_reported(monkeypatch):
+    """_checked_best reports the best settled configuration and skips one whose rule does not settle (the old end
+    point under the t-rule, switch off); with none settled it raises."""
+    switch(monkeypatch, "PRIVUNIT_COPLANAR_CHECKED", False)
+    pu = PrivUnit(0.6, -0.3, 3)
+    other = (2.0, 2.2, 1.0)
+    v, c = pu._checked_best([OLD_END, other])
+    assert c == other and v == pytest.approx(pu.replace_up_variance(*other), rel=1e-8)
+    with pytest.raises(RuntimeError, match="did not settle"):
+        pu._checked_best([OLD_END])
+
+
 @settings(max_examples=6, deadline=None)
 @given(st.floats(0.15, 0.85), st.floats(-0.6, 0.6), st.sampled_from([3, 4]))
 def test_search_value_is_checked(p, theta, d):

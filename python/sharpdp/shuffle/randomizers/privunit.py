@@ -190,7 +190,11 @@ class PrivUnit(TableRandomizer):
         linear in the cap-intersection measures, computed by
         :func:`sharpdp.shuffle.sphere.two_cap_measure` / ``three_cap_measure`` (relative
         quadrature error below about 1e-7, an a-posteriori estimate: the tests compare
-        with the doubled and tripled rules, the largest deviation seen being 1.2e-8). ``nodes``
+        with the doubled and tripled rules, the largest deviation seen being 1.2e-8). For d >= 3 and a
+        coplanar configuration (psi = 0 or pi exactly) the three-cap measure comes from
+        :func:`~sharpdp.shuffle.randomizers.privunit_coplanar.coplanar_three_cap_measure` (switch
+        ``limits.PRIVUNIT_COPLANAR_CHECKED``): ``three_cap_measure``'s t-rule keeps a kink inside a piece there
+        and is off by up to 2.4e-3 relative in that measure (docs/worst_case_pairs.md §6.1, §6.2). ``nodes``
         overrides their Gauss-Legendre nodes per piece. Returns float (dimensionless).
         """
         if self.dim < 2:
@@ -265,10 +269,14 @@ class PrivUnit(TableRandomizer):
         best two points by Nelder-Mead in all three angles (xatol 1e-7 rad, <= 300 steps). In every case we
         tried (d = 3 ... 1000, h > l and h < l) the maximiser is on that family (psi = pi,
         beta = pi - alpha/2) with alpha < pi, unless the bound B is attained; this is an
-        observation, not a proof. The value returned is the largest V found (clipped to B), so
-        chi_up is exact up to the quadrature error (about 1e-7 relative) if the search found
+        observation, not a proof. The value returned is the largest V found (clipped to B): with
+        ``limits.PRIVUNIT_COPLANAR_CHECKED`` (default) the search's final points (and their coplanar snaps)
+        are re-evaluated with doubled nodes until two successive rules agree to 1e-8 relative (else a
+        RuntimeError), and the largest checked value is returned (docs/worst_case_pairs.md §6.3). So
+        chi_up is exact up to that a-posteriori quadrature error (about 1e-8 relative) if the search found
         the global sup, and too large otherwise. The tests compare it with Monte Carlo over
-        random configurations (d = 3) and with a brute force on the circle (d = 2).
+        random configurations (d = 3), with mpmath quadrature at the reported configuration and with a
+        brute force on the circle (d = 2).
         """
         if getattr(self, "_rep_up", None) is None:
             self._rep_up = self._replace_up_search()
@@ -281,7 +289,8 @@ class PrivUnit(TableRandomizer):
         :meth:`replace_up_configuration`): a rigorous lower bound on chi_up, the safe value for the
         HCR lower bound :func:`~sharpdp.shuffle.mse_lower_bound`. upper = 1 / sqrt(V_found (1 - 1e-6)),
         V_found the largest variance found: sup V >= V_found, so it bounds chi_up from above up to
-        the cap quadrature's accuracy (an a-posteriori estimate, about 1e-7 relative; 1e-6 taken).
+        the cap quadrature's accuracy (for d >= 3 an a-posteriori check: two successive node doublings agree
+        to 1e-8 relative at the reported configuration, docs/worst_case_pairs.md §6.3; 1e-6 taken).
         The two coincide (up to that margin) when the bound is attained, e.g. always for d = 2.
 
         Source: *Shuffling-Aware Optimization for Private Vector Mean Estimation*,
@@ -343,6 +352,7 @@ class PrivUnit(TableRandomizer):
     def _checked_best(self, configs):
         """(V, cfg) with the largest a-posteriori-checked V over ``configs`` and their coplanar snaps
         (psi within 1e-6 of 0 or pi set to 0 or pi: another configuration, evaluated in its own right);
+        a configuration whose quadrature does not settle is not reported (RuntimeError if none settles);
         docs/worst_case_pairs.md §6.3."""
         cands = []
         for c in configs:
@@ -351,7 +361,16 @@ class PrivUnit(TableRandomizer):
             for snap in (0.0, math.pi):
                 if 0.0 < abs(p - snap) <= 1e-6:
                     cands.append((a, b, snap))
-        return max((checked_replace_variance(self, c), c) for c in dict.fromkeys(cands))
+        found, err = [], None
+        for c in dict.fromkeys(cands):
+            try:
+                found.append((checked_replace_variance(self, c), c))
+            except RuntimeError as e:
+                err = e
+        if not found:
+            assert err is not None
+            raise err
+        return max(found)
 
     @property
     def local_epsilon(self) -> float | None:
