@@ -1,12 +1,14 @@
 """Identical accountant calls in one process give the same doubles (the product's "seeded results are reproducible").
 
 Session 43 (fix43) looked for a same-process last-bit difference reported for
-tests/test_shuffle_api_edges.py::test_refine_stops_when_the_capped_clamp_dominates (a first pass's upper value vs the
-stored one, ~1e-15 relative) and did not find one: the stored value came from another process (and machine) than the
-live one (docs/worst_case_pairs.md §6.4 lists only PrivUnit; the investigation is in the session-43 fix43 report).
-These tests pin the in-process claim: the same call repeated, on the same and on fresh objects, with 1 or 2 threads,
-with the heap shifted between calls, with the process-wide caches cleared, and after another eps, returns the same
-float.hex (exact equality is the claim here, not a recorded value).
+tests/test_shuffle_api_edges.py::test_refine_stops_when_the_capped_clamp_dominates (its live first pass vs the value
+stored in tests/data/capped_clamp_reference.json, 8.9e-16 relative: 0x1.0d0c3b22c0675p-60 live on this AVX2 machine,
+0x1.0d0c3b22c0671p-60 stored on 2026-12-04 by tests/data/make_capped_clamp_reference.py in another process) and found
+none in one process: this machine gives its own value in every process tried (fresh processes with OpenBLAS's core
+type and thread count varied), so the stored one was made on another CPU (numpy's float64 exp/log and OpenBLAS pick
+their kernels by CPU). These tests pin the in-process claim: the same call repeated, on the same and on
+fresh objects, with 1 or 2 threads, with the heap shifted between calls, with the process-wide caches cleared, and
+after another eps, returns the same float.hex (exact equality is the claim here, not a recorded value).
 """
 
 import numpy as np
