@@ -271,8 +271,9 @@ class PrivUnit(TableRandomizer):
         beta = pi - alpha/2) with alpha < pi, unless the bound B is attained; this is an
         observation, not a proof. The value returned is the largest V found (clipped to B): with
         ``limits.PRIVUNIT_COPLANAR_CHECKED`` (default) the search's final points (and their coplanar snaps)
-        are re-evaluated with doubled nodes until two successive rules agree to 1e-8 relative (else a
-        RuntimeError), and the largest checked value is returned (docs/worst_case_pairs.md §6.3). So
+        are re-evaluated with doubled nodes until two successive rules agree to 1e-8 relative (a point that
+        does not settle within 4 doublings is skipped; RuntimeError if none settles), and the largest checked
+        value is returned (docs/worst_case_pairs.md §6.3). So
         chi_up is exact up to that a-posteriori quadrature error (about 1e-8 relative) if the search found
         the global sup, and too large otherwise. The tests compare it with Monte Carlo over
         random configurations (d = 3), with mpmath quadrature at the reported configuration and with a
