@@ -524,3 +524,9 @@ PAIR43_SETTLED_MARGIN = 1e-3
 # at another rel_tol where that report meets the request (asked tighter, within the request's rel_tol, or below its
 # absolute target; via_bottom_serve.served); False: main's legs and floats
 VIA_BOTTOM_LEG_SERVE = False
+# session 43, fix43
+# docs/worst_case_pairs.md §6.2-§6.3: PrivUnit's replace-one V (d >= 3) at a coplanar configuration takes the
+# three-cap measure from privunit_coplanar (the kink the quadratic's dropped double root left inside a piece), and the
+# search reports the largest a-posteriori-checked V of its final points (not a privacy figure: chi_up[replace], an
+# index); False: main's floats
+PRIVUNIT_COPLANAR_CHECKED = True

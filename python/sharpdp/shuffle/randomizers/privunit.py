@@ -15,6 +15,8 @@ from sharpdp.shuffle import sphere as S
 from sharpdp.shuffle import tables as TB
 from sharpdp.shuffle.adjacency import DEFAULT_ADJACENCY, check_adjacency
 from sharpdp.shuffle.randomizers._table import TableRandomizer
+from sharpdp.shuffle.accountant import limits
+from sharpdp.shuffle.randomizers.privunit_coplanar import checked_replace_variance, coplanar_three_cap_measure
 from sharpdp.shuffle.sphere import canonical_angles, cap_quantities
 
 __all__ = ["PrivUnit", "privunit_constant"]
@@ -188,7 +190,11 @@ class PrivUnit(TableRandomizer):
         linear in the cap-intersection measures, computed by
         :func:`sharpdp.shuffle.sphere.two_cap_measure` / ``three_cap_measure`` (relative
         quadrature error below about 1e-7, an a-posteriori estimate: the tests compare
-        with the doubled and tripled rules, the largest deviation seen being 1.2e-8). ``nodes``
+        with the doubled and tripled rules, the largest deviation seen being 1.2e-8). For d >= 3 and a
+        coplanar configuration (psi = 0 or pi exactly) the three-cap measure comes from
+        :func:`~sharpdp.shuffle.randomizers.privunit_coplanar.coplanar_three_cap_measure` (switch
+        ``limits.PRIVUNIT_COPLANAR_CHECKED``): ``three_cap_measure``'s t-rule keeps a kink inside a piece there
+        and is off by up to 2.4e-3 relative in that measure (docs/worst_case_pairs.md §6.1, §6.2). ``nodes``
         overrides their Gauss-Legendre nodes per piece. Returns float (dimensionless).
         """
         if self.dim < 2:
@@ -206,7 +212,11 @@ class PrivUnit(TableRandomizer):
             return float(S.two_cap_measure(d, th, th, c, nodes))
 
         i_ab, i_ac, i_bc = pair(math.cos(alpha)), pair(math.cos(beta)), pair(c_bc)
-        i_abc = S.three_cap_measure(d, th, alpha, beta, psi, nodes) if min(i_ab, i_ac, i_bc) > 0 else 0.0
+        three = S.three_cap_measure
+        if limits.PRIVUNIT_COPLANAR_CHECKED and d >= 3 and psi in (0.0, math.pi) and \
+                min(abs(math.sin(alpha)), abs(math.sin(beta))) > 1e-12:  # docs/worst_case_pairs.md §6.2
+            three = coplanar_three_cap_measure
+        i_abc = three(d, th, alpha, beta, psi, nodes) if min(i_ab, i_ac, i_bc) > 0 else 0.0
         mu_d = max(0.0, 2.0 * (self._s - i_ab))
         mu_dc = min(mu_d, max(0.0, i_ac + i_bc - 2.0 * i_abc))
         return (self.h - self.l) ** 2 * ((mu_d - mu_dc) / self.l + mu_dc / self.h)
@@ -259,10 +269,15 @@ class PrivUnit(TableRandomizer):
         best two points by Nelder-Mead in all three angles (xatol 1e-7 rad, <= 300 steps). In every case we
         tried (d = 3 ... 1000, h > l and h < l) the maximiser is on that family (psi = pi,
         beta = pi - alpha/2) with alpha < pi, unless the bound B is attained; this is an
-        observation, not a proof. The value returned is the largest V found (clipped to B), so
-        chi_up is exact up to the quadrature error (about 1e-7 relative) if the search found
+        observation, not a proof. The value returned is the largest V found (clipped to B): with
+        ``limits.PRIVUNIT_COPLANAR_CHECKED`` (default) the search's final points (and their coplanar snaps)
+        are re-evaluated with doubled nodes until two successive rules agree to 1e-8 relative (a point that
+        does not settle within 4 doublings is skipped; RuntimeError if none settles), and the largest checked
+        value is returned (docs/worst_case_pairs.md §6.3). So
+        chi_up is exact up to that a-posteriori quadrature error (about 1e-8 relative) if the search found
         the global sup, and too large otherwise. The tests compare it with Monte Carlo over
-        random configurations (d = 3) and with a brute force on the circle (d = 2).
+        random configurations (d = 3), with mpmath quadrature at the reported configuration and with a
+        brute force on the circle (d = 2).
         """
         if getattr(self, "_rep_up", None) is None:
             self._rep_up = self._replace_up_search()
@@ -275,7 +290,8 @@ class PrivUnit(TableRandomizer):
         :meth:`replace_up_configuration`): a rigorous lower bound on chi_up, the safe value for the
         HCR lower bound :func:`~sharpdp.shuffle.mse_lower_bound`. upper = 1 / sqrt(V_found (1 - 1e-6)),
         V_found the largest variance found: sup V >= V_found, so it bounds chi_up from above up to
-        the cap quadrature's accuracy (an a-posteriori estimate, about 1e-7 relative; 1e-6 taken).
+        the cap quadrature's accuracy (for d >= 3 an a-posteriori check: two successive node doublings agree
+        to 1e-8 relative at the reported configuration, docs/worst_case_pairs.md §6.3; 1e-6 taken).
         The two coincide (up to that margin) when the bound is attained, e.g. always for d = 2.
 
         Source: *Shuffling-Aware Optimization for Private Vector Mean Estimation*,
@@ -320,15 +336,42 @@ class PrivUnit(TableRandomizer):
         vals += [(var(a, b, c), (a, b, c)) for a in g for b in g for c in gp]
         vals.sort(key=lambda t: -t[0])
         best = vals[0]
+        finals = [fam(float(res.x))]
         for v0, c0 in vals[:2]:
             res = minimize(lambda z: -var(*canonical_angles(*z)), np.array(c0), method="Nelder-Mead",
                            options={"xatol": 1e-7, "fatol": 1e-13 * v0, "maxiter": 300})
             c = canonical_angles(*res.x)
             best = max(best, (var(*c), c))
+            finals.append(c)
+        if limits.PRIVUNIT_COPLANAR_CHECKED:  # docs/worst_case_pairs.md §6.3: the reported value, checked
+            best = self._checked_best(finals + [best[1]])
         v, c = best
         if v >= bound * (1.0 - 1e-7):
             return bound, c, "bound"
         return v, tuple(float(t) for t in c), "search"
+
+    def _checked_best(self, configs):
+        """(V, cfg) with the largest a-posteriori-checked V over ``configs`` and their coplanar snaps
+        (psi within 1e-6 of 0 or pi set to 0 or pi: another configuration, evaluated in its own right);
+        a configuration whose quadrature does not settle is not reported (RuntimeError if none settles);
+        docs/worst_case_pairs.md §6.3."""
+        cands = []
+        for c in configs:
+            a, b, p = (float(t) for t in c)
+            cands.append((a, b, p))
+            for snap in (0.0, math.pi):
+                if 0.0 < abs(p - snap) <= 1e-6:
+                    cands.append((a, b, snap))
+        found, err = [], None
+        for c in dict.fromkeys(cands):
+            try:
+                found.append((checked_replace_variance(self, c), c))
+            except RuntimeError as e:
+                err = e
+        if not found:
+            assert err is not None
+            raise err
+        return max(found)
 
     @property
     def local_epsilon(self) -> float | None:
