@@ -182,6 +182,7 @@ def session41_floats(monkeypatch) -> None:
 
 # Every session-43 switch at its session-42 value (each builder adds its switches on its own line below)
 SESSION42: dict = {
+    "BODY43_SPECTRAL_SUM": False,  # body43
 }
 
 

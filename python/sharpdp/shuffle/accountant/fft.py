@@ -180,9 +180,26 @@ def convolve(parts: Sequence[Part], N: int, thr: float, work: float, threads: in
     -------
     Convolution
     """
+    return invert(*spectrum(parts, N, thr, work, threads, spectra), N)
+
+
+def invert(Q: Any, err_Q: float, norm_Q: float, N: int) -> Convolution:
+    """The inverse FFT of :func:`spectrum`'s result and its error bound (docs/accountant.md §3.6.5): :func:`convolve`'s
+    last step."""
+    q = _rfft_pair()[1](Q, N)
+    err_q = (err_Q + FFT_C * math.log2(N) * U * norm_Q) / math.sqrt(N)
+    return Convolution(q=q, err_q=err_q, N=N)
+
+
+def spectrum(parts: Sequence[Part], N: int, thr: float, work: float, threads: int = 1,
+             spectra: dict | None = None) -> tuple[Any, float, float]:
+    """The half spectrum ``Q`` (numpy's rfft layout, N // 2 + 1 entries) of the circular convolution :func:`convolve`
+    inverts, ``err_Q`` >= its l2 distance over the full (Hermitian) spectrum to the exact spectrum of the parts'
+    stored pmfs, and ``norm_Q`` >= its full l2 norm (docs/accountant.md §3.6.2-§3.6.4); :func:`convolve`'s steps
+    before its inverse FFT, the same floats. Used alone by the engine's window sums in the frequency domain
+    (docs/accountant_tail.md §65)."""
     C = kernels()
-    lg = math.log2(N)
-    rfft, irfft = _rfft_pair()
+    rfft = _rfft_pair()[0]
     Q: Any = None
     err_Q = norm_Q = bound = 0.0
     for i, p in enumerate(parts):
@@ -197,9 +214,8 @@ def convolve(parts: Sequence[Part], N: int, thr: float, work: float, threads: in
         bound *= bound_j
         norm_Q = float(np.linalg.norm(Q)) * math.sqrt(2)  # (the half spectrum's norm, doubled: >= the full one)
         err_Q += 4 * U * norm_Q
-    q = irfft(Q, N)
-    err_q = (err_Q + FFT_C * lg * U * norm_Q) / math.sqrt(N)
-    return Convolution(q=q, err_q=err_q, N=N)
+    return Q, err_Q, norm_Q
 
 
-__all__ = ["Convolution", "Part", "cheap_err_cap", "cheap_err_floor", "convolve", "fold", "fold_rounding", "kernels", "next_fast_len_real"]
+__all__ = ["Convolution", "Part", "cheap_err_cap", "cheap_err_floor", "convolve", "fold", "fold_rounding", "invert", "kernels",
+           "next_fast_len_real", "spectrum"]

@@ -16,7 +16,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from sharpdp.shuffle.accountant.fft import Part, cheap_err_floor, convolve, fold_rounding, kernels, next_fast_len_real
+from sharpdp.shuffle.accountant import limits
+from sharpdp.shuffle.accountant.fft import Part, cheap_err_floor, convolve, fold_rounding, invert, kernels, next_fast_len_real, spectrum
+from sharpdp.shuffle.accountant.spectral_sum import window_sum
 from sharpdp.shuffle.accountant.limits import CHEAP_POWER, DFT_WORK, J_LO, K_MAX, N_MAX, U
 from sharpdp.shuffle.accountant.memo import object_memo
 from sharpdp.shuffle.accountant.results import Coarsen, Grid
@@ -215,6 +217,7 @@ def engine(g: np.ndarray, eta_g: np.ndarray, k0: int, h: float, n: int, rel_tol:
     lam_scale = 1.0 / (sig_t + h)
     supf = 1.0 / (math.e * theta)
     lg_u = None
+    spec = ws = None
     for _attempt in range(4):
         # Window edges certified by one Chernoff bound each: P(S >= s_hi h) <= e^{log_tgt + a_hi},
         # P(S <= s_lo h) <= e^{log_tgt + a_lo}, a the kernel's proven allowance for the rounding of
@@ -240,10 +243,22 @@ def engine(g: np.ndarray, eta_g: np.ndarray, k0: int, h: float, n: int, rel_tol:
             cheap = cheap_first and not (n >= CHEAP_SKIP_N and
                                          _cheap_rejected(gt, n, N, sa, h, theta, mass, tau, rel_tol, threads, spectra,
                                                          allow))
-            conv = convolve([Part(gt, n)], N, thr, 0.0 if cheap else DFT_WORK, threads, spectra=spectra)
-            q, err_q = conv.q, conv.err_q
+            spec = None
+            if not cheap and limits.BODY43_SPECTRAL_SUM and N >= limits.BODY43_SPECTRAL_MIN_N:
+                # the window sums in the frequency domain where they apply (docs/accountant_tail.md §65)
+                spec = spectrum([Part(gt, n)], N, thr, DFT_WORK, threads, spectra=spectra)
+            else:
+                conv = convolve([Part(gt, n)], N, thr, 0.0 if cheap else DFT_WORK, threads, spectra=spectra)
+                q, err_q = conv.q, conv.err_q
             lg_u = (N, thr, spectra if cheap else None)
-        E, fnorm, _, _, Ea, _ = C.window_sums(q, n * k0, sa, h, theta, 0.0, 0.0)
+        ws = window_sum(spec[0], spec[1], N, n * k0, sa, h, theta) if spec is not None else None
+        if ws is not None:
+            E, fp_s = ws
+        else:
+            if spec is not None:  # (it does not apply: the inverse FFT of the same spectrum, convolve's floats)
+                conv = invert(*spec, N)
+                q, err_q, spec = conv.q, conv.err_q, None
+            E, fnorm, _, _, Ea, _ = C.window_sums(q, n * k0, sa, h, theta, 0.0, 0.0)
         if lg_u[2] is not None and not (E > 0 and fnorm * err_q <= CHEAP_POWER * (rel_tol * E + allow)):
             # the same window with the accurate DFT, its forward FFT reused (the same floats as computing it afresh)
             conv = convolve([Part(gt, n)], N, lg_u[1], DFT_WORK, threads, spectra=lg_u[2])
@@ -264,7 +279,7 @@ def engine(g: np.ndarray, eta_g: np.ndarray, k0: int, h: float, n: int, rel_tol:
             log_tgt += math.log(1e-4 * rel_tol) + math.log(E) - math.log(wrap_high)  # no underflow
     # tau also absorbs the folding sums (at most ceil((K+1)/N) terms per bin)
     tau += fold_rounding(K + 1, N, mass)
-    fp = fnorm * err_q + N * U * Ea
+    fp = fp_s if ws is not None else fnorm * err_q + N * U * Ea
     log_tvfac = math.log(n * tau) + (n - 1) * math.log1p(mass - 1.0 + tau) if tau > 0 else -math.inf
     tv = supf * math.exp(log_tvfac) if log_tvfac < 700 else math.inf
     return EngineResult(E=E, wrap_low=wrap_low, wrap_high=wrap_high, fp=fp, tv=tv, theta=theta, N=N,

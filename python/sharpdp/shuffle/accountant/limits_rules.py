@@ -493,3 +493,10 @@ EPS42_ZERO_FIRST = True
 # ft42, docs/accountant_tail.md §63.1: along a sweep (plain_warm.warm_sweep) the far-tail clamp T0 is searched from the
 # law family's clamp at the previous eps (far_tail_warm.sweep_T0); False: far_tail_grid.choose_T0 everywhere
 FT42_T0_WARM = True
+# session 43, body43
+# docs/accountant_tail.md §65.1: the lattice engine's window sum by Parseval from the power step's few non-zero
+# frequencies (spectral_sum.window_sum, Lemma 65.1) instead of the inverse FFT and the O(N) window loop, at FFT lengths
+# N >= BODY43_SPECTRAL_MIN_N; it moves last bits of E and the round-off term; OFF (not run against every pinned-float
+# test file, §65.4): False gives main's floats
+BODY43_SPECTRAL_SUM = False
+BODY43_SPECTRAL_MIN_N = 2**18
