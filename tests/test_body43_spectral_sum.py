@@ -124,3 +124,17 @@ def test_engine_on_against_off(monkeypatch):
     (lo0, up0), (lo1, up1) = out[False], out[True]
     assert max(lo0, lo1) <= min(up0, up1)
     assert lo1 == pytest.approx(lo0, rel=1e-8) and up1 == pytest.approx(up0, rel=1e-8)
+
+
+@settings(max_examples=60, deadline=None)
+@given(size=st.integers(1, 300), N=st.integers(16, 400), shift=st.integers(-10**6, 10**6), seed=st.integers(0, 2**31))
+def test_fold_copy_is_bincount(size, N, shift, seed):
+    """fft.fold's copy (at most N nodes) gives bincount's doubles bit for bit, signed zeros included; more nodes fold."""
+    from sharpdp.shuffle.accountant.fft import fold
+
+    rng = np.random.default_rng(seed)
+    pmf = rng.random(size) * rng.choice([1.0, 1e-300, 0.0, -0.0], size)
+    want = np.bincount((np.arange(size) + shift) % N, weights=pmf, minlength=N)
+    got = fold(pmf, N, shift)
+    assert got.dtype == want.dtype and got.shape == want.shape
+    assert np.array_equal(got.view(np.int64), want.view(np.int64))

@@ -62,9 +62,20 @@ class Convolution:
 
 
 def fold(pmf: np.ndarray, N: int, shift: int = 0) -> np.ndarray:
-    """The pmf folded onto the circle of N points (node k at (k + shift) mod N)."""
-    idx = np.arange(pmf.size) if shift == 0 else np.arange(pmf.size) + shift
-    return np.bincount(idx % N, weights=pmf, minlength=N)
+    """The pmf folded onto the circle of N points (node k at (k + shift) mod N). Where the pmf has at most N nodes
+    each bin receives at most one value and is copied (as 0.0 + value: bincount's float, a -0.0 made +0.0; the same
+    doubles, docs/accountant_tail.md §65.2); otherwise the bins' sums by bincount."""
+    size = pmf.size
+    if size > N:
+        idx = np.arange(size) if shift == 0 else np.arange(size) + shift
+        return np.bincount(idx % N, weights=pmf, minlength=N)
+    out = np.zeros(N)
+    st = shift % N
+    first = min(size, N - st)
+    np.add(pmf[:first], 0.0, out=out[st:st + first])
+    if first < size:
+        np.add(pmf[first:], 0.0, out=out[:size - first])
+    return out
 
 
 def fold_rounding(size: int, N: int, mass: float) -> float:
