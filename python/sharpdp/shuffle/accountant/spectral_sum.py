@@ -94,8 +94,11 @@ def window_sum(Q: np.ndarray, err_Q: float, N: int, nk0: int, sa: int, h: float,
     the inverse FFT then: a choice of which certified computation runs)."""
     if not (theta > 0 and h > 0 and N >= 16):
         return None
-    ks = np.flatnonzero(Q)
-    if ks.size > MAX_TERMS or (ks.size and int(ks[-1]) > N // 8):
+    top = N // 8 + 1
+    if Q[top:].any():  # (a frequency above N / 8 is non-zero)
+        return None
+    ks = np.flatnonzero(Q[:top])
+    if ks.size > MAX_TERMS:
         return None
     s1 = max(sa, 1)
     J = sa + N - s1  # the window's nodes s >= 1: s1, ..., s1 + J - 1
