@@ -60,11 +60,15 @@ class Ball:
 
 def phasor(m: np.ndarray, N: int) -> Ball:
     """Enclosures of e^{2 pi i m / N} (integers m, reduced here to (-N/2, N/2]): the angle's rounding (3 roundings
-    of |angle| <= pi, and 2 pi's own: <= 9.5u) and numpy's cos, sin within 4 ulp each (assumption S1 of
-    docs/accountant_tail.md §65.1): radius 32u."""
+    of |angle| <= pi, and 2 pi's own: <= 9.5u) and libm's cos, sin within 4 ulp each (F3 assumes 2): radius 32u."""
     mr = np.where(m > N // 2, m - N, m).astype(np.float64)
     ang = (2.0 * math.pi) * mr / float(N)
-    return Ball(np.cos(ang) + 1j * np.sin(ang), np.full(m.shape, 32 * U))
+    return Ball(_libm(math.cos, ang) + 1j * _libm(math.sin, ang), np.full(m.shape, 32 * U))
+
+
+def _libm(f, x: np.ndarray) -> np.ndarray:
+    """``f`` (math.sin or math.cos: libm, assumption F3 of docs/accountant.md §3.6.4) at each entry of ``x``."""
+    return np.fromiter((f(v) for v in x.tolist()), dtype=np.float64, count=x.size)
 
 
 def real_exp_ball(x: float, size: int) -> Ball:
@@ -114,9 +118,9 @@ def window_sum(Q: np.ndarray, err_Q: float, N: int, nk0: int, sa: int, h: float,
     kf = ks.astype(np.float64)
     x = math.pi * kf / float(N)  # beta / 2 <= pi / 16
     r = math.exp(-t)
-    sx = np.sin(x)
-    sb = np.sin(2.0 * x)
-    cb = np.cos(2.0 * x)
+    sx = _libm(math.sin, x)
+    sb = _libm(math.sin, 2.0 * x)
+    cb = _libm(math.cos, 2.0 * x)
     om1r = -math.expm1(-t)
     d_re = om1r + 2.0 * r * sx * sx
     d_im = -r * sb
