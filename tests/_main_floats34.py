@@ -188,6 +188,7 @@ SESSION42: dict = {
     "PAIR43_SETTLED_MARGIN": 1e-3,  # pair43
     "VIA_BOTTOM_LEG_SERVE": False,  # rep43
     "PRIVUNIT_COPLANAR_CHECKED": False,  # fix43
+    "BODY43_SPECTRAL_SUM": False,  # body43
 }
 
 

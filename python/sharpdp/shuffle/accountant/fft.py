@@ -62,9 +62,20 @@ class Convolution:
 
 
 def fold(pmf: np.ndarray, N: int, shift: int = 0) -> np.ndarray:
-    """The pmf folded onto the circle of N points (node k at (k + shift) mod N)."""
-    idx = np.arange(pmf.size) if shift == 0 else np.arange(pmf.size) + shift
-    return np.bincount(idx % N, weights=pmf, minlength=N)
+    """The pmf folded onto the circle of N points (node k at (k + shift) mod N). Where the pmf has at most N nodes
+    each bin receives at most one value and is copied (as 0.0 + value: bincount's float, a -0.0 made +0.0; the same
+    doubles, docs/accountant_tail.md §65.2); otherwise the bins' sums by bincount."""
+    size = pmf.size
+    if size > N:
+        idx = np.arange(size) if shift == 0 else np.arange(size) + shift
+        return np.bincount(idx % N, weights=pmf, minlength=N)
+    out = np.zeros(N)
+    st = shift % N
+    first = min(size, N - st)
+    np.add(pmf[:first], 0.0, out=out[st:st + first])
+    if first < size:
+        np.add(pmf[first:], 0.0, out=out[:size - first])
+    return out
 
 
 def fold_rounding(size: int, N: int, mass: float) -> float:
@@ -180,9 +191,26 @@ def convolve(parts: Sequence[Part], N: int, thr: float, work: float, threads: in
     -------
     Convolution
     """
+    return invert(*spectrum(parts, N, thr, work, threads, spectra), N)
+
+
+def invert(Q: Any, err_Q: float, norm_Q: float, N: int) -> Convolution:
+    """The inverse FFT of :func:`spectrum`'s result and its error bound (docs/accountant.md §3.6.5): :func:`convolve`'s
+    last step."""
+    q = _rfft_pair()[1](Q, N)
+    err_q = (err_Q + FFT_C * math.log2(N) * U * norm_Q) / math.sqrt(N)
+    return Convolution(q=q, err_q=err_q, N=N)
+
+
+def spectrum(parts: Sequence[Part], N: int, thr: float, work: float, threads: int = 1,
+             spectra: dict | None = None) -> tuple[Any, float, float]:
+    """The half spectrum ``Q`` (numpy's rfft layout, N // 2 + 1 entries) of the circular convolution :func:`convolve`
+    inverts, ``err_Q`` >= its l2 distance over the full (Hermitian) spectrum to the exact spectrum of the parts'
+    stored pmfs, and ``norm_Q`` >= its full l2 norm (docs/accountant.md §3.6.2-§3.6.4); :func:`convolve`'s steps
+    before its inverse FFT, the same floats. Used alone by the engine's window sums in the frequency domain
+    (docs/accountant_tail.md §65)."""
     C = kernels()
-    lg = math.log2(N)
-    rfft, irfft = _rfft_pair()
+    rfft = _rfft_pair()[0]
     Q: Any = None
     err_Q = norm_Q = bound = 0.0
     for i, p in enumerate(parts):
@@ -197,9 +225,8 @@ def convolve(parts: Sequence[Part], N: int, thr: float, work: float, threads: in
         bound *= bound_j
         norm_Q = float(np.linalg.norm(Q)) * math.sqrt(2)  # (the half spectrum's norm, doubled: >= the full one)
         err_Q += 4 * U * norm_Q
-    q = irfft(Q, N)
-    err_q = (err_Q + FFT_C * lg * U * norm_Q) / math.sqrt(N)
-    return Convolution(q=q, err_q=err_q, N=N)
+    return Q, err_Q, norm_Q
 
 
-__all__ = ["Convolution", "Part", "cheap_err_cap", "cheap_err_floor", "convolve", "fold", "fold_rounding", "kernels", "next_fast_len_real"]
+__all__ = ["Convolution", "Part", "cheap_err_cap", "cheap_err_floor", "convolve", "fold", "fold_rounding", "invert", "kernels",
+           "next_fast_len_real", "spectrum"]

@@ -16,7 +16,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from sharpdp.shuffle.accountant.fft import Part, cheap_err_floor, convolve, fold_rounding, kernels, next_fast_len_real
+from sharpdp.shuffle.accountant import limits
+from sharpdp.shuffle.accountant.fft import Part, cheap_err_floor, convolve, fold_rounding, invert, kernels, next_fast_len_real, spectrum
+from sharpdp.shuffle.accountant.spectral_sum import window_sum
 from sharpdp.shuffle.accountant.limits import CHEAP_POWER, DFT_WORK, J_LO, K_MAX, N_MAX, U
 from sharpdp.shuffle.accountant.memo import object_memo
 from sharpdp.shuffle.accountant.results import Coarsen, Grid
@@ -215,6 +217,8 @@ def engine(g: np.ndarray, eta_g: np.ndarray, k0: int, h: float, n: int, rel_tol:
     lam_scale = 1.0 / (sig_t + h)
     supf = 1.0 / (math.e * theta)
     lg_u = None
+    spec = q = None
+    err_q = 0.0
     for _attempt in range(4):
         # Window edges certified by one Chernoff bound each: P(S >= s_hi h) <= e^{log_tgt + a_hi},
         # P(S <= s_lo h) <= e^{log_tgt + a_lo}, a the kernel's proven allowance for the rounding of
@@ -240,16 +244,14 @@ def engine(g: np.ndarray, eta_g: np.ndarray, k0: int, h: float, n: int, rel_tol:
             cheap = cheap_first and not (n >= CHEAP_SKIP_N and
                                          _cheap_rejected(gt, n, N, sa, h, theta, mass, tau, rel_tol, threads, spectra,
                                                          allow))
-            conv = convolve([Part(gt, n)], N, thr, 0.0 if cheap else DFT_WORK, threads, spectra=spectra)
-            q, err_q = conv.q, conv.err_q
+            q, err_q, spec = _run(gt, n, N, thr, 0.0 if cheap else DFT_WORK, threads, spectra)
             lg_u = (N, thr, spectra if cheap else None)
-        E, fnorm, _, _, Ea, _ = C.window_sums(q, n * k0, sa, h, theta, 0.0, 0.0)
+        E, fp_s, spec, q, err_q, fnorm, Ea = _sums(spec, q, err_q, N, n * k0, sa, h, theta)
         if lg_u[2] is not None and not (E > 0 and fnorm * err_q <= CHEAP_POWER * (rel_tol * E + allow)):
             # the same window with the accurate DFT, its forward FFT reused (the same floats as computing it afresh)
-            conv = convolve([Part(gt, n)], N, lg_u[1], DFT_WORK, threads, spectra=lg_u[2])
-            q, err_q = conv.q, conv.err_q
+            q, err_q, spec = _run(gt, n, N, lg_u[1], DFT_WORK, threads, lg_u[2])
             lg_u = (N, lg_u[1], None)
-            E, fnorm, _, _, Ea, _ = C.window_sums(q, n * k0, sa, h, theta, 0.0, 0.0)
+            E, fp_s, spec, q, err_q, fnorm, Ea = _sums(spec, q, err_q, N, n * k0, sa, h, theta)
         a_val, b_val = sa * h, (sa + N) * h
         P_hi, P_lo = math.exp(lp_hi), math.exp(lp_lo)
         sup_up = b_val * math.exp(-theta * b_val) if b_val >= 1.0 / theta else supf
@@ -264,12 +266,38 @@ def engine(g: np.ndarray, eta_g: np.ndarray, k0: int, h: float, n: int, rel_tol:
             log_tgt += math.log(1e-4 * rel_tol) + math.log(E) - math.log(wrap_high)  # no underflow
     # tau also absorbs the folding sums (at most ceil((K+1)/N) terms per bin)
     tau += fold_rounding(K + 1, N, mass)
-    fp = fnorm * err_q + N * U * Ea
+    fp = fp_s if fp_s is not None else fnorm * err_q + N * U * Ea
     log_tvfac = math.log(n * tau) + (n - 1) * math.log1p(mass - 1.0 + tau) if tau > 0 else -math.inf
     tv = supf * math.exp(log_tvfac) if log_tvfac < 700 else math.inf
     return EngineResult(E=E, wrap_low=wrap_low, wrap_high=wrap_high, fp=fp, tv=tv, theta=theta, N=N,
                         n_log_mgf=n * Lam, log_scale=n * Lam - math.log(n), lam=Lam, tau=tau, mass=mass,
                         cheap=lg_u[2] is not None)
+
+
+def _run(gt: np.ndarray, n: int, N: int, thr: float, work: float, threads: int, spectra: dict
+         ) -> tuple[np.ndarray | None, float, tuple | None]:
+    """(q, err_q, None) of :func:`~.fft.convolve`, or (None, 0, the power step's (Q, err_Q, norm_Q)) where the window
+    sums are taken in the frequency domain: ``limits.BODY43_SPECTRAL_SUM``, N >= ``limits.BODY43_SPECTRAL_MIN_N`` and
+    the accurate DFT run (``work`` > 0), docs/accountant_tail.md §65.1."""
+    if work > 0 and limits.BODY43_SPECTRAL_SUM and N >= limits.BODY43_SPECTRAL_MIN_N:
+        return None, 0.0, spectrum([Part(gt, n)], N, thr, work, threads, spectra=spectra)
+    conv = convolve([Part(gt, n)], N, thr, work, threads, spectra=spectra)
+    return conv.q, conv.err_q, None
+
+
+def _sums(spec: tuple | None, q: np.ndarray | None, err_q: float, N: int, nk0: int, sa: int, h: float, theta: float
+          ) -> tuple[float, float | None, tuple | None, np.ndarray | None, float, float, float]:
+    """(E, fp or None, spec, q, err_q, fnorm, Ea): the window sum by :func:`~.spectral_sum.window_sum` from the
+    spectrum ``spec`` (its certified error as fp; docs/accountant_tail.md §65.1), else the inverse FFT of ``spec``
+    (``convolve``'s floats; spec None afterwards) or the given q and the kernel's ``window_sums``."""
+    ws = window_sum(spec[0], spec[1], N, nk0, sa, h, theta) if spec is not None else None
+    if ws is not None:
+        return ws[0], ws[1], spec, q, err_q, 0.0, 0.0
+    if spec is not None:  # (it does not apply: the inverse FFT of the same spectrum)
+        conv = invert(spec[0], spec[1], spec[2], N)
+        q, err_q, spec = conv.q, conv.err_q, None
+    E, fnorm, _, _, Ea, _ = kernels().window_sums(q, nk0, sa, h, theta, 0.0, 0.0)
+    return E, None, spec, q, err_q, fnorm, Ea
 
 
 def _cheap_rejected(gt: np.ndarray, n: int, N: int, sa: int, h: float, theta: float, mass: float, tau: float,

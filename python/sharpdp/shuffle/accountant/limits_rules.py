@@ -530,3 +530,10 @@ VIA_BOTTOM_LEG_SERVE = False
 # search reports the largest a-posteriori-checked V of its final points (not a privacy figure: chi_up[replace], an
 # index); False: main's floats
 PRIVUNIT_COPLANAR_CHECKED = True
+# session 43, body43
+# docs/accountant_tail.md §65.1: the lattice engine's window sum by Parseval from the power step's few non-zero
+# frequencies (spectral_sum.window_sum, Lemma 65.1) instead of the inverse FFT and the O(N) window loop, at FFT lengths
+# N >= BODY43_SPECTRAL_MIN_N; it moves last bits of E and the round-off term; OFF (not run against every pinned-float
+# test file, §65.4): False gives main's floats
+BODY43_SPECTRAL_SUM = False
+BODY43_SPECTRAL_MIN_N = 2**18
