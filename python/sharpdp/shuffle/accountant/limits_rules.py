@@ -502,8 +502,9 @@ MIRROR_CHARGE = 1e-3
 MIRROR_N = 10**6
 # docs/calibration.md §15: on the loose search at CAL_LOOSE_REL_TOL_N <= n <= CAL43_CHEAP_N_MAX, calibrate_gaussian's certifying evaluation
 # is tried first at rel_tol CAL43_CHEAP_REL where the last loose bracket is at most CAL43_CHEAP_WIDTH wide (relative),
-# kept where it decides the point (calibration/cheap_cert.py); False: main's evaluations and answers
-CAL43_CHEAP_CERT = False
+# kept where it decides the point (calibration/cheap_cert.py); on since the lead's merge (calibration tests run with it
+# on, one pinned); False: main's evaluations and answers
+CAL43_CHEAP_CERT = True
 CAL43_CHEAP_REL = 0.1
 CAL43_CHEAP_WIDTH = 0.04
 CAL43_CHEAP_N_MAX = 10**8
