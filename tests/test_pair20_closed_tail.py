@@ -4,6 +4,8 @@ against quadrature; the sweep's values against fresh ones."""
 
 from __future__ import annotations
 
+from _main_floats34 import switch
+
 import math
 
 import numpy as np
@@ -101,7 +103,10 @@ def test_density_and_second_moment_bounds_against_quadrature():
     assert LognormalLaw(-5.0, 0.9, 1.7, z_lo=-1.0).one_term() is None  # a truncated law is not eligible
 
 
-def test_profile_sweep_values_equal_fresh_values():
+def test_profile_sweep_values_equal_fresh_values(monkeypatch):
+    # (**) session 43, lead: docs/accountant_tail.md §63.5: inside a sweep the warm clamp gives its own certified
+    # value, equal to a fresh one with it off (before §63.5 the closed form's memo handed the sweep's to the fresh call)
+    switch(monkeypatch, "FT42_T0_WARM", False)
     clear_caches()
     acc = ShuffleAccountant(BlanketMixedGaussian(*HEAVY[0], 1), HEAVY[1])
     eps = np.array([3.0, 4.5, 6.0, 8.0])

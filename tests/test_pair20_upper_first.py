@@ -3,6 +3,8 @@ values without the lower value, against the full bracket; the caches' keys; cove
 
 from __future__ import annotations
 
+from _main_floats34 import switch
+
 import numpy as np
 import pytest
 
@@ -51,7 +53,10 @@ def test_lower_must_be_a_bool():
         _acc().get_delta_bounds(1.0, lower=1)
 
 
-def test_profile_upper_first_and_its_value_cache():
+def test_profile_upper_first_and_its_value_cache(monkeypatch):
+    # (**) session 43, lead: docs/accountant_tail.md §63.5: inside a sweep the warm clamp gives its own certified
+    # value, equal to a fresh one with it off (before §63.5 the closed form's memo handed the sweep's to the fresh call)
+    switch(monkeypatch, "FT42_T0_WARM", False)
     clear_caches()
     eps = np.array([1.5, 2.5])
     up = privacy_profile(_acc(), eps)

@@ -107,8 +107,10 @@ def _steps(draw_pts, draw_vals):
 # B(3) = 0.05; used as one, the cover would claim A(0) + B(3) = 0.95 >= 1)
 @example(pa=[5.9], va=[0.9] * 4, pb=[2.0], vb=[0.05, 0.0, 0.0, 0.0], a1=0.9, b1=1.0, eps=3.0, wide=0.0, ka=0.0,
          kb=0.0, wclosed=0.5, salt=0.0, rel_tol=0.01, eps_tau=1.0)
-@given(pa=st.lists(st.floats(0.0, 6.0), min_size=1, max_size=4), va=st.lists(st.floats(0.0, 1.0), min_size=4, max_size=4),
-       pb=st.lists(st.floats(0.0, 6.0), min_size=1, max_size=4), vb=st.lists(st.floats(0.0, 1.0), min_size=4, max_size=4),
+@given(pa=st.lists(st.floats(0.0, 6.0), min_size=1, max_size=4),
+       va=st.lists(st.floats(0.0, 1.0), min_size=4, max_size=4),
+       pb=st.lists(st.floats(0.0, 6.0), min_size=1, max_size=4),
+       vb=st.lists(st.floats(0.0, 1.0), min_size=4, max_size=4),
        a1=st.floats(0.3, 1.0), b1=st.floats(0.0, 1.0), eps=st.floats(0.0, 5.0), wide=st.floats(0.0, 3.0),
        ka=st.floats(0.0, 3.0), kb=st.floats(0.0, 3.0),
        wclosed=st.floats(0.0, 0.9), salt=st.floats(0.0, 10.0), rel_tol=st.sampled_from([1e-2, 1e-3]),
@@ -154,8 +156,10 @@ def test_search_on_synthetic_legs_matches_main_and_brute_force(pa, va, pb, vb, a
         assert m >= 1.0 * (1 - 1e-12) or (ro.lower, ro.upper) == (1.0, 1.0), (m, steps_a, steps_b, eps)
         if "§9.3" in str(rn.terms.get("note", "")):  # (the cover's report)
             assert m >= 1.0 * (1 - 1e-12), (m, steps_a, steps_b, eps)
-    else:
-        assert (rn.lower, rn.upper) == (ro.lower, ro.upper)
+    elif max(rn.upper, ro.upper) >= limits.VALUE_FLOOR:
+        assert (rn.lower, rn.upper) == (ro.lower, ro.upper), (rn, ro)
+    # (below the value floor a search may stop at its first split there, docs/accountant.md §9.13, §9.18: another
+    # certified split's value, no rel_tol target; it is >= the brute-force minimum, asserted above)
 
 
 # ---------------------------------------------------------------------------------------------------------------
