@@ -84,8 +84,7 @@ SESSION35 = {"SNAP_COARSE": False, "EPS_LOOK_REL_LARGE": 0.1, "EPS_TIE_LEAD": 0.
 def session35_floats(monkeypatch) -> None:
     """Every session-36 to -42 switch at its session-35 value for one test: session 35's floats (and passes),
     for the tests that pin them on purpose; the new rules' values are checked in the session-36 to -42 test files."""
-    chain = {**SESSION35, **SESSION36, **SESSION37, **SESSION38, **SESSION39, **SESSION40, **SESSION41, **SESSION42}
-    for name, value in chain.items():
+    for name, value in _since(35).items():
         switch(monkeypatch, name, value)
 
 
@@ -97,7 +96,7 @@ SESSION36 = {"FIRST_COARSE": False, "PAIR_REDO_ACCEPT": False, "TV_WEIGHTED": Fa
 
 def session36_floats(monkeypatch) -> None:
     """Every session-37 to -42 switch at its session-36 value for one test: session 36's floats (and passes)."""
-    for name, value in {**SESSION36, **SESSION37, **SESSION38, **SESSION39, **SESSION40, **SESSION41, **SESSION42}.items():
+    for name, value in _since(36).items():
         switch(monkeypatch, name, value)
 
 
@@ -110,7 +109,7 @@ SESSION37 = {"SCALED_PAIR_KEEP": False, "TOP_COARSE": 1.0, "BODY_JUMP_STOP": Fal
 
 def session37_floats(monkeypatch) -> None:
     """Every session-38 to -42 switch at its session-37 value for one test: session 37's floats (and passes)."""
-    for name, value in {**SESSION37, **SESSION38, **SESSION39, **SESSION40, **SESSION41, **SESSION42}.items():
+    for name, value in _since(37).items():
         switch(monkeypatch, name, value)
 
 
@@ -123,7 +122,7 @@ SESSION38 = {"COARSE_KEEP": False, "FINER_DEFAULT_RUN": False, "TOP_FIT": False,
 
 def session38_floats(monkeypatch) -> None:
     """Every session-39 to -42 switch at its session-38 value for one test: session 38's floats (and passes)."""
-    for name, value in {**SESSION38, **SESSION39, **SESSION40, **SESSION41, **SESSION42}.items():
+    for name, value in _since(38).items():
         switch(monkeypatch, name, value)
 
 
@@ -137,7 +136,7 @@ SESSION39 = {"TOP_CLAMP_REDO": False, "BODY_LOWER_ONLY": False, "FLOOR_TARGET": 
 
 def session39_floats(monkeypatch) -> None:
     """Every session-40 to -42 switch at its session-39 value for one test: session 39's floats (and passes)."""
-    for name, value in {**SESSION39, **SESSION40, **SESSION41, **SESSION42}.items():
+    for name, value in _since(39).items():
         switch(monkeypatch, name, value)
 
 
@@ -158,7 +157,7 @@ SESSION40: dict = {
 
 def session40_floats(monkeypatch) -> None:
     """Every session-41 and -42 switch at its session-40 value for one test: session 40's floats (and passes)."""
-    for name, value in {**SESSION40, **SESSION41, **SESSION42}.items():
+    for name, value in _since(40).items():
         switch(monkeypatch, name, value)
 
 
@@ -176,7 +175,7 @@ SESSION41: dict = {
 
 def session41_floats(monkeypatch) -> None:
     """Every session-42 switch at its session-41 value for one test: session 41's floats (and passes)."""
-    for name, value in {**SESSION41, **SESSION42}.items():
+    for name, value in _since(41).items():
         switch(monkeypatch, name, value)
 
 
@@ -193,6 +192,26 @@ SESSION42: dict = {
 
 
 def session42_floats(monkeypatch) -> None:
-    """Every session-43 switch at its session-42 value for one test: session 42's floats (and passes)."""
-    for name, value in SESSION42.items():
+    """Every session-43 and -44 switch at its session-42 value for one test: session 42's floats (and passes)."""
+    for name, value in _since(42).items():
         switch(monkeypatch, name, value)
+
+
+# Every session-44 switch at its session-43 value (each builder adds its switches on its own line below)
+SESSION43: dict = {
+}
+
+
+def session43_floats(monkeypatch) -> None:
+    """Every session-44 switch at its session-43 value for one test: session 43's floats (and passes)."""
+    for name, value in _since(43).items():
+        switch(monkeypatch, name, value)
+
+
+def _since(first: int) -> dict:
+    """The dicts SESSION<first> to the last one merged in that order (a switch listed twice takes the later entry)."""
+    last = max(int(k[7:]) for k in globals() if k.startswith("SESSION") and k[7:].isdigit())
+    merged: dict = {}
+    for number in range(first, last + 1):
+        merged.update(globals()[f"SESSION{number}"])
+    return merged
