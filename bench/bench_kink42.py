@@ -5,6 +5,10 @@ body's share 0.3 rel_tol (Body_lo + J_lo) (docs/accountant_tail.md §6, §8)::
 
     python bench/bench_kink42.py                 # the five cells, one forked process each
     python bench/bench_kink42.py --cells 2,4     # indices into CELLS
+    python bench/bench_kink42.py --set BODY44_JUMP_SPECTRAL=True   # switches set first (limits.<NAME>)
+
+Cells 5-6 (session 44, docs/accountant_tail.md §66): get_epsilon(1e-6) of GaussianRandomizer(1) and (2) at n = 1e8
+(the answers off the grid, about 0.0019 and 2.2e-4).
 
 Only timing wrappers around ``far_tail.lattice_pass`` and ``far_tail.jump_term`` (the installed code's floats).
 """
@@ -12,6 +16,7 @@ Only timing wrappers around ``far_tail.lattice_pass`` and ``far_tail.jump_term``
 from __future__ import annotations
 
 import argparse
+import ast
 import os
 import sys
 import time
@@ -52,9 +57,15 @@ def run(cell) -> None:
     timed("lattice_pass")
     timed("jump_term")
     kind, p, n, eps = cell
-    rz = GaussianRandomizer(p, 1) if kind == "gauss" else BlanketMixedGaussian(p[0], p[1], 1)
+    rz = GaussianRandomizer(p, 1) if kind.startswith("gauss") else BlanketMixedGaussian(p[0], p[1], 1)
     acc = ShuffleAccountant(rz, n, "zero_out")
     t0 = time.process_time()
+    if kind == "gauss-eps":  # (eps is the delta of get_epsilon here)
+        e = acc.get_epsilon(eps)
+        dt = time.process_time() - t0
+        print(f"{kind} {p} n={n:.0e} delta={eps:g}: {dt:.3f} s  eps {e!r}")
+        print("\n".join(rows))
+        return
     lo, up = acc.get_delta_bounds(eps)
     dt = time.process_time() - t0
     print(f"{kind} {p} n={n:.0e} eps={eps:g}: {dt:.3f} s  [{lo!r}, {up!r}]")
@@ -72,12 +83,18 @@ def run(cell) -> None:
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--cells", default=",".join(str(i) for i in range(len(CELLS))), help="indices into CELLS")
+    ap.add_argument("--cells", default="0,1,2,3,4", help="indices into CELLS")
+    ap.add_argument("--set", default="", help="NAME=VALUE,... switches of limits set before the cells run")
     a = ap.parse_args()
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     from bench_regimes import _import_engine
 
     _import_engine()
+    from sharpdp.shuffle.accountant import limits
+
+    for item in filter(None, a.set.split(",")):
+        name, value = item.split("=")
+        setattr(limits, name, ast.literal_eval(value))  # (True, False, numbers)
     for i in a.cells.split(","):
         pid = os.fork()
         if pid == 0:

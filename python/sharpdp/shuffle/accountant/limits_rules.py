@@ -538,3 +538,11 @@ PRIVUNIT_COPLANAR_CHECKED = True
 # test file, §65.4): False gives main's floats
 BODY43_SPECTRAL_SUM = False
 BODY43_SPECTRAL_MIN_N = 2**18
+# session 44, body44
+# docs/accountant_tail.md §66.1: the far-tail jump term's window sums (phi_c and the ramp) by Parseval from the power
+# step's few non-zero frequencies (jump_spectral.window_sums, Lemma 66.1) where the window's pmf itself is not needed
+# (the centroid window; the hat window without §45's hat values), at FFT lengths N >= BODY44_JUMP_SPECTRAL_MIN_N; it
+# moves last bits of the jump term's sums and their round-off terms; OFF (not run against every pinned-float test
+# file): False gives main's floats
+BODY44_JUMP_SPECTRAL = False
+BODY44_JUMP_SPECTRAL_MIN_N = 2**18
