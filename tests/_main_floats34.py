@@ -199,8 +199,7 @@ def session42_floats(monkeypatch) -> None:
 
 # Every session-44 switch at its session-43 value (each builder adds its switches on its own line below)
 SESSION43: dict = {
-    "BODY44_JUMP_SPECTRAL": False,  # body44
-    "BODY44_JUMP_SPECTRAL_MIN_N": 2**18,  # body44
+    "BODY44_FIRST_SKIP": False,  # body44
 }
 
 

@@ -46,7 +46,7 @@ from sharpdp.shuffle.accountant.far_tail_warm import closed_T0 as _closed_T0, sw
 from sharpdp.shuffle.accountant.far_tail_steps import LOOSE_STEP_MAX, LOOSE_STEP_N, body_spacing, body_step, clamp_shift
 from sharpdp.shuffle.accountant.far_tail_steps import body_lower as _body_lower, first_factor, first_step
 from sharpdp.shuffle.accountant.far_tail_steps import jump_decides, laws as _laws, loose_step as _loose_step, pair_keep
-from sharpdp.shuffle.accountant.far_tail_steps import divisor, lower_only_next, refits
+from sharpdp.shuffle.accountant.far_tail_steps import divisor, first_aim as aim, lower_only_next, refits
 from sharpdp.shuffle.accountant.lattice import LatticeLaws, PassResult, lattice_pass
 from sharpdp.shuffle.accountant.limits import H_BULK, J_LO, K_MAX, PAIR_FRAC, TINY, VALUE_FLOOR
 from sharpdp.shuffle.accountant.results import Coarsen, Grid, LawBracket
@@ -418,7 +418,7 @@ def certify_bigjump(law: Law, gamma: float, n: int, rel_tol: float = 1e-2, worke
                 cut = (lambda lo_, up_: multi == 0.0 and _rnd < 3 and fits and lo_ >
                        max(negligible, VALUE_FLOOR) and pen > 0.05 * rel_tol * up_) if doomed else None
                 st = _body_passes(law, gamma, n, rel_tol, workers, lower, negligible, rnd, bounded,
-                                  _Body(None, body_lo, body_up, h, max_rounds), cut)
+                                  _Body(None, body_lo, body_up, aim(h, rnd, body_lo, body_up, n, rel_tol, lower and not bounded), max_rounds), cut)
                 body, body_lo, body_up = st.body, st.lo, st.up
             rnd = replace(rnd, st=st if st is not None and st.cut else None)
             res = rnd.result(body, body_lo, body_up)

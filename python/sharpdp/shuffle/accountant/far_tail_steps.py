@@ -18,7 +18,7 @@ from sharpdp.shuffle.accountant.far_tail_grid import pow2
 from sharpdp.shuffle.accountant.jump import TailCoarsen
 from sharpdp.shuffle.accountant.lattice import LatticeLaws, PassResult, lattice_laws
 from sharpdp.shuffle.accountant.results import Coarsen
-from sharpdp.shuffle.accountant.limits import J_LO, U
+from sharpdp.shuffle.accountant.limits import J_LO, K_MAX, N_MAX, U
 from sharpdp.shuffle.accountant.spacing import END_MARGIN, end_atom_spacing
 from sharpdp.shuffle.laws import Law
 
@@ -179,6 +179,23 @@ def divisor(body_lo: float, body_up: float, share: float, leap: float) -> float:
     return 8.0 if limits.BODY_LEAP_EIGHT and gap > limits.BODY_LEAP_EIGHT_RATIO * share else 4.0
 
 
+def first_aim(h: float, rd, body_lo: float, body_up: float, n: int, rel_tol: float, bracket: bool) -> float:
+    """The step a far-tail round's first body pass aims at: the round's own step h (main's), or with
+    ``limits.BODY44_FIRST_SKIP`` on a bracket's passes (``bracket``) at n >= ``limits.BODY44_FIRST_N`` its half where
+    the pass at h is expected to be followed by one at h / 2 (docs/accountant_tail.md §66.1): the hat window's body
+    bracket (body_lo, body_up) of §45.5 misses its share 0.3 rel_tol (body_lo + J_lo) by 1 to BODY44_FIRST_RATIO times
+    (the engine's gap at h measured 16-80 times narrower: a miss by at most 4 times, which halves the step, §31.2), or
+    its lower value is 0 and the quarter step's lattice exceeds K_MAX (a quarter refits to the half, §31.2). An
+    estimate: it chooses which certified passes run. ``rd``: the round (T0, B, its jump term's window N)."""
+    if not (limits.BODY44_FIRST_SKIP and bracket and n >= limits.BODY44_FIRST_N and 2.5 * rd.jt.N <= N_MAX):
+        return h
+    if body_lo > 0.0:
+        share = 0.3 * rel_tol * (body_lo + rd.jt.lo)
+        return h / 2.0 if share < body_up - body_lo <= limits.BODY44_FIRST_RATIO * share else h
+    cells = lambda d: (math.ceil(rd.T0 * d / h) + math.ceil(rd.B * d / h)) * J_LO  # noqa: E731  (at step h / d)
+    return h / 2.0 if cells(4) > K_MAX >= cells(2) else h
+
+
 def refits(hb: float, prev: float) -> bool:
     """Whether a step ``hb`` that does not fit the size caps is replaced by 2 hb (True) rather than ending the passes:
     where it is the quarter of the previous pass's step ``prev`` (§31.2) or, with ``limits.BODY_LEAP_EIGHT``, its
@@ -187,4 +204,5 @@ def refits(hb: float, prev: float) -> bool:
 
 
 __all__ = ["LOOSE_STEP_MAX", "LOOSE_STEP_N", "body_lower", "body_spacing", "body_step", "clamp_shift", "divisor",
-           "first_factor", "first_step", "jump_decides", "laws", "loose_step", "lower_only_next", "pair_keep", "refits"]
+           "first_aim", "first_factor", "first_step", "jump_decides", "laws", "loose_step", "lower_only_next",
+           "pair_keep", "refits"]

@@ -17,10 +17,8 @@ from typing import Any
 import numpy as np
 
 from sharpdp.shuffle.accountant.chernoff import Chernoff, capped_exp, saddle_excess_estimate
-from sharpdp.shuffle.accountant.fft import (Part, cheap_err_cap, cheap_err_floor, convolve, fold_rounding, invert, kernels,
-                                            next_fast_len_real, spectrum)
+from sharpdp.shuffle.accountant.fft import Part, cheap_err_cap, cheap_err_floor, convolve, fold_rounding, kernels, next_fast_len_real
 from sharpdp.shuffle.accountant.hat_density import density_cost, density_estimate
-from sharpdp.shuffle.accountant.jump_spectral import Linear, window_sums
 from sharpdp.shuffle.accountant.hat_lower import body_weights, coupling_cost, rounding_shift, spread_cost
 from sharpdp.shuffle.accountant import limits
 from sharpdp.shuffle.accountant.lattice import LatticeLaws
@@ -214,42 +212,10 @@ def _fft_law(g: np.ndarray, eta: np.ndarray, k0: int, h: float, nn: int, log_tgt
     and forward FFT (the same floats, computed once)."""
     _fft_window(g, eta, k0, h, nn, log_tgt, pre)
     N, sa, x, tau, mass = pre["win"]
-    spec = pre.pop("spec", None)  # (the power step's spectrum where §66's sums did not apply: the same floats)
-    conv = convolve([Part(g, nn)], N, thr_fn(N), work, workers, spectra=pre.setdefault("spectra", {})) \
-        if spec is None else invert(*spec, N)
+    conv = convolve([Part(g, nn)], N, thr_fn(N), work, workers, spectra=pre.setdefault("spectra", {}))
     qw = np.roll(conv.q, -((sa - nn * k0) % N))
-    return _window_of(pre, nn, h, qw, conv.err_q)
-
-
-def _window_of(pre: dict, nn: int, h: float, q: np.ndarray, err_q: float) -> FftWindow:
-    """The :class:`FftWindow` of ``pre``'s window with the pmf ``q`` and its error bound."""
-    N, _, x, tau, mass = pre["win"]
     ltv = math.log(nn * tau) + (nn - 1) * math.log1p(mass - 1.0 + tau) if tau > 0 else -math.inf
-    return FftWindow(x=x, q=q, err_q=err_q, tv=capped_exp(ltv), N=N, a=float(x[0]), b=float(x[-1] + h))
-
-
-def _fft_run(g: np.ndarray, eta: np.ndarray, k0: int, h: float, nn: int, log_tgt: float, workers: int,
-             thr_fn: Callable[[int], float], pre: dict, work: float, ws: tuple[np.ndarray, ...],
-             wn: list[float | None], linear: tuple | None) -> tuple[FftWindow, list[tuple[float, float]]]:
-    """The window's pmf and the sums of ``ws`` over it: by Parseval from the power step's spectrum where ``linear``
-    (m0 = T0 / h, each weight's (constant, slope) above -T0, the cut below it) is given, ``limits.BODY44_JUMP_SPECTRAL``
-    is on and N >= ``limits.BODY44_JUMP_SPECTRAL_MIN_N`` (the window's pmf then not computed: ``q`` empty, ``err_q``
-    inf; docs/accountant_tail.md §66.1), else by the inverse FFT and :func:`_wsum` (main's floats)."""
-    N, sa = pre["win"][0], pre["win"][1]
-    if linear is not None and limits.BODY44_JUMP_SPECTRAL and N >= limits.BODY44_JUMP_SPECTRAL_MIN_N:
-        spec = spectrum([Part(g, nn)], N, thr_fn(N), work, workers, spectra=pre.setdefault("spectra", {}))
-        m0, pairs, cut = linear
-        # (the exact circular pmf's mass, where it is >= 0: g >= 0; else inf, nothing left out: Lemma 66.1)
-        lm = nn * math.log1p(float(np.sum(g)) * (1 + (2 * g.size + 4) * U) - 1.0) if bool(np.all(g >= 0.0)) else 1e9
-        M = math.exp(lm + 1e-9 * abs(lm) + 1e-12) * (1 + 1e-9) if lm < 700 else math.inf
-        got = window_sums(spec[0], spec[1], N, nn * k0, sa, h, m0,
-                          [Linear(w, c0, c1, (v if v is not None else _l2(w)) * (1 + 1e-6))
-                           for w, (c0, c1), v in zip(ws, pairs, wn)], M, cut)
-        if got is not None:
-            return _window_of(pre, nn, h, np.empty(0), math.inf), got
-        pre["spec"] = spec
-    F = _fft_law(g, eta, k0, h, nn, log_tgt, workers, thr_fn, pre, work)
-    return F, [_wsum(w, F, wn, i) for i, w in enumerate(ws)]
+    return FftWindow(x=x, q=qw, err_q=conv.err_q, tv=capped_exp(ltv), N=N, a=float(x[0]), b=float(x[-1] + h))
 
 
 def _fft_window(g: np.ndarray, eta: np.ndarray, k0: int, h: float, nn: int, log_tgt: float, pre: dict) -> np.ndarray:
@@ -277,7 +243,7 @@ def _fft_window(g: np.ndarray, eta: np.ndarray, k0: int, h: float, nn: int, log_
 def _fft_sums(g: np.ndarray, eta: np.ndarray, k0: int, h: float, nn: int, log_tgt: float, workers: int,
               thr_fn: Callable[[int], float], weights: Callable[[np.ndarray], tuple[np.ndarray, ...]],
               small: Callable[[list[tuple[float, float]]], bool],
-              doomed: Callable[..., bool] | None = None, linear: tuple | None = None
+              doomed: Callable[..., bool] | None = None
               ) -> tuple[FftWindow, tuple[np.ndarray, ...], list[tuple[float, float]]]:
     """The window of :func:`_fft_law`, the weight vectors ``weights(x)`` on it and their sums (value, round-off
     bound). The power step first runs without its accurate DFT (cheap); it is run again with the engine's budget
@@ -287,8 +253,7 @@ def _fft_sums(g: np.ndarray, eta: np.ndarray, k0: int, h: float, nn: int, log_tg
     :func:`~.fft.cheap_err_floor`), the weights, N and M >= the total mass of the exact circular pmf, says True only
     where ``small`` is then certain to reject the cheap run: that run is skipped, the accurate one computed at once
     (the same floats; docs/accountant_tail.md §31.1, §34.4). ``doomed`` must not decrease with f (it is first asked
-    with :func:`~.fft.cheap_err_cap` >= f, and the floor computed only where that says True). ``linear``: the sums by
-    :func:`_fft_run`'s Parseval route where it applies (docs/accountant_tail.md §66)."""
+    with :func:`~.fft.cheap_err_cap` >= f, and the floor computed only where that says True)."""
     pre: dict = {}
     ws = weights(_fft_window(g, eta, k0, h, nn, log_tgt, pre))
     work = 0.0
@@ -305,11 +270,12 @@ def _fft_sums(g: np.ndarray, eta: np.ndarray, k0: int, h: float, nn: int, log_tg
             f = cheap_err_floor(Part(g, nn), N, workers, sp)
             if doomed([x * f for x in wn if x is not None], f, ws, N, M):
                 work = DFT_WORK
-    F, sums = _fft_run(g, eta, k0, h, nn, log_tgt, workers, thr_fn, pre, work, ws, wn, linear)
+    F = _fft_law(g, eta, k0, h, nn, log_tgt, workers, thr_fn, pre, work)
+    sums = [_wsum(w, F, wn, i) for i, w in enumerate(ws)]
     if work == 0.0 and not small(sums):
         del F  # (its pmf is replaced: the window and the spectrum stay in pre)
-        pre.pop("spec", None)
-        F, sums = _fft_run(g, eta, k0, h, nn, log_tgt, workers, thr_fn, pre, DFT_WORK, ws, wn, linear)
+        F = _fft_law(g, eta, k0, h, nn, log_tgt, workers, thr_fn, pre, DFT_WORK)
+        sums = [_wsum(w, F, wn, i) for i, w in enumerate(ws)]
     return F, ws, sums
 
 
@@ -401,15 +367,9 @@ def jump_term(law: Law, gamma: float, n: int, lat: LatticeLaws, h: float, T0: fl
         rv = 0.01 * rel_tol * vmax[key] * (1 + 1e-6)
         return f > 0.0 and W > rv * math.sqrt(N) * f and W > rv * (M + math.sqrt(N) * f)
 
-    # (§66: the sums by Parseval where the window's pmf itself is not needed; T0 = m0 h, phi_c and the ramp linear
-    # above -T0, phi_c's grid below it transformed where it exceeds the cut)
-    m0 = round(T0 / h)
-    cut = 1e-7 * rel_tol * max(est, 0.0)
-    lin = (lambda t: (m0, [(t, c), (0.0, 1.0)], cut)) if m0 * h == T0 and cut > 0 else (lambda t: None)
     F, (w, wr), ((s, fp), (sr, fpr)) = _fft_sums(
         lat.g, lat.eta, k0, h, nn, log_tgt, workers, thr_fn,
-        lambda x: (phic(x, "up"), np.maximum(x + T0, 0.0)), small, doomed,
-        None if hat and lower else lin(tau_T0_up))
+        lambda x: (phic(x, "up"), np.maximum(x + T0, 0.0)), small, doomed)
     a, b = F.a, F.b
     lpa, lpb = ch.log_p_above(b), ch.log_p_below(a)
     pa, pb = capped_exp(lpa), capped_exp(lpb)
@@ -452,7 +412,7 @@ def jump_term(law: Law, gamma: float, n: int, lat: LatticeLaws, h: float, T0: fl
     g_lo, eta_lo, mom_err = lat.low.g, lat.low.eta, lat.low.mom_err * gamma
     F2, (w1, wr2), ((s1, fp1), (s2, fp2)) = _fft_sums(
         g_lo, eta_lo, k0, h, nn, log_tgt, workers, thr_fn,
-        lambda x: (phic(x, "lo"), np.maximum(x + T0, 0.0)), small, doomed, lin(tau_T0_lo))
+        lambda x: (phic(x, "lo"), np.maximum(x + T0, 0.0)), small, doomed)
     ch2 = Chernoff(g_lo, eta_lo, k0, h, nn)
     p_out = capped_exp(ch2.log_p_above(F2.b)) + capped_exp(ch2.log_p_below(F2.a))
     # centroid errors: E|A_true - A_computed| <= nn h sum(mom_err); phi_c is c-Lipschitz, the ramp 1-Lipschitz

@@ -90,39 +90,30 @@ def fnorm_bound(h: float, theta: float) -> float:
     return math.sqrt(v) * (1.0 + (8.0 * t + 64.0) * U)
 
 
-def frequencies(Q: np.ndarray, N: int) -> np.ndarray | None:
-    """The indices of the half spectrum's non-zero entries, or None where one lies above N / 8 or more than MAX_TERMS
-    are non-zero (the caller then runs the inverse FFT)."""
+def window_sum(Q: np.ndarray, err_Q: float, N: int, nk0: int, sa: int, h: float, theta: float
+               ) -> tuple[float, float] | None:
+    """(E~, its certified error bound) of the engine's window sum from the half spectrum ``Q`` (rfft layout) with
+    ``err_Q`` >= ||Q_true - Q||_2 over the full spectrum (docs/accountant_tail.md §65.1, Lemma 65.1), or None where
+    more than MAX_TERMS frequencies are non-zero, one lies above N / 8, or an enclosure is too wide (the caller runs
+    the inverse FFT then: a choice of which certified computation runs)."""
+    if not (theta > 0 and h > 0 and N >= 16):
+        return None
     top = N // 8 + 1
     if Q[top:].any():  # (a frequency above N / 8 is non-zero)
         return None
     ks = np.flatnonzero(Q[:top])
     if ks.size > MAX_TERMS:
         return None
-    return ks
-
-
-def geometric(ks: np.ndarray, N: int, p0: int, s1: int, J: int, S: int, t: float, const: bool = False
-              ) -> tuple[Ball, Ball | None] | None:
-    """Enclosures of the weights' transforms over the nodes s = s1, ..., s1 + J - 1 (J >= 1) at the frequencies
-    ``ks`` (0 <= k <= N / 8): Lin_k = sum_{j<J} (S + j) e^{-t (s1 + j)} e^{2 pi i k (s1 + j - p0) / N} and, with
-    ``const``, Con_k = the same sum without the factor (S + j) (t >= 0; r = e^{-t}, rho = r e^{i beta}, beta = 2 pi k
-    / N, P = rho^J: Con = e0 (1 - P) / (1 - rho), Lin = e0 [S (1 - P)(1 - rho) + rho - J P + (J - 1) rho P] /
-    (1 - rho)^2, e0 = r^{s1} e^{2 pi i k (s1 - p0) / N}; docs/accountant_tail.md §65.1, §66.1). At t = 0 the frequency
-    0 takes the sums' closed forms J S + J (J - 1) / 2 and J (exact integers, rounded once). None where an enclosure
-    of 1 - rho is too wide."""
-    if t == 0.0 and ks.size and ks[0] == 0:  # (rho = 1: the arithmetic sums, exact integers rounded once)
-        rest = geometric(ks[1:], N, p0, s1, J, S, t, const) if ks.size > 1 else None
-        if ks.size > 1 and rest is None:
-            return None
-        lin0, con0 = float(J * S + J * (J - 1) // 2), float(J)
-        heads = [Ball(np.array([lin0 + 0j]), np.array([2 * U * abs(lin0)])),
-                 Ball(np.array([con0 + 0j]), np.array([2 * U * con0]))]
-        if rest is None:
-            return heads[0], (heads[1] if const else None)
-        return _cat(heads[0], rest[0]), (_cat(heads[1], rest[1]) if const and rest[1] is not None else None)
+    s1 = max(sa, 1)
+    J = sa + N - s1  # the window's nodes s >= 1: s1, ..., s1 + J - 1
+    fn = fnorm_bound(h, theta)
+    if J <= 0 or ks.size == 0:
+        return 0.0, err_Q * fn / math.sqrt(N) * (1 + 4 * U)
+    if J >= 2**52 or s1 >= 2**52:
+        return None
     m = ks.size
-    # D = 1 - rho, rho = r e^{i beta}, beta = 2 pi k / N, r = e^{-t}: Re D = (1 - r) + 2 r sin^2(beta / 2)
+    t = theta * h
+    # D = 1 - rho, rho = r e^{i beta}, beta = 2 pi k / N, r = e^{-theta h}: Re D = (1 - r) + 2 r sin^2(beta / 2)
     # (two non-negative terms, no cancellation), Im D = -r sin beta
     kf = ks.astype(np.float64)
     x = math.pi * kf / float(N)  # beta / 2 <= pi / 16
@@ -138,27 +129,15 @@ def geometric(ks: np.ndarray, N: int, p0: int, s1: int, J: int, S: int, t: float
     rho = Ball(r * cb + 1j * (r * sb), np.full(m, r * ((2 * t + 64) * U)))
     kobj = ks.astype(object)
     P = real_exp_ball(J * t, m) * phasor(np.array([(int(k) * J) % N for k in kobj], dtype=np.int64), N)
-    e0 = real_exp_ball(s1 * t, m) * phasor(np.array([(int(k) * (s1 - p0)) % N for k in kobj], dtype=np.int64), N)
+    e0 = real_exp_ball(s1 * t, m) * phasor(np.array([(int(k) * (s1 - nk0)) % N for k in kobj], dtype=np.int64), N)
     one = Ball(np.ones(m, dtype=complex), np.zeros(m))
     oneP = one + P.scale(-1.0)
-    # sum_{j < J} (S + j) rho^j = [S (1 - P)(1 - rho) + rho - J P + (J - 1) rho P] / (1 - rho)^2, P = rho^J
-    num = (oneP * D).scale(float(S)) + rho + P.scale(-float(J)) + (rho * P).scale(float(J - 1))
+    # sum_{j < J} (s1 + j) rho^j = [s1 (1 - P)(1 - rho) + rho - J P + (J - 1) rho P] / (1 - rho)^2, P = rho^J
+    num = (oneP * D).scale(float(s1)) + rho + P.scale(-float(J)) + (rho * P).scale(float(J - 1))
     iD = D.inv()
     if iD is None:
         return None
-    return e0 * num * iD * iD, (e0 * oneP * iD if const else None)
-
-
-def _cat(a: Ball, b: Ball) -> Ball:
-    """The enclosures of ``a`` then ``b``."""
-    return Ball(np.concatenate((a.z, b.z)), np.concatenate((a.r, b.r)))
-
-
-def finish(Q: np.ndarray, ks: np.ndarray, Phi: Ball, err_Q: float, wnorm: float, N: int) -> tuple[float, float] | None:
-    """(E~, its certified error) of Lemma 65.1 from the weights' transforms ``Phi`` at the non-zero frequencies ``ks``
-    of the half spectrum ``Q`` (err_Q >= ||Q_true - Q||_2 over the full spectrum, ``wnorm`` >= the weights' l2 norm
-    over the N positions), or None where the sum's own error exceeds OWN_REL |E~| or a value is not finite
-    (docs/accountant_tail.md §65.1)."""
+    Phi = (e0 * num * iD * iD).scale(h)
     if not (np.all(np.isfinite(Phi.z)) and np.all(np.isfinite(Phi.r))):
         return None
     Qk = Q[ks]
@@ -171,35 +150,10 @@ def finish(Q: np.ndarray, ks: np.ndarray, Phi: Ball, err_Q: float, wnorm: float,
            + 3 * U * A / N + 2 * U * abs(S) / N * (1 + 1e-6))  # the terms' and the sum's rounding, and / N
     if not (math.isfinite(E) and math.isfinite(own) and own <= OWN_REL * abs(E)):
         return None
-    err = (err_Q * wnorm / math.sqrt(N) + own) * (1 + 1e-9)  # + Q's error against the weights' l2 norm (Parseval)
+    err = (err_Q * fn / math.sqrt(N) + own) * (1 + 1e-9)  # + Q's error against the weights' l2 norm (Parseval)
     if not math.isfinite(err):
         return None
     return E, err
 
 
-def window_sum(Q: np.ndarray, err_Q: float, N: int, nk0: int, sa: int, h: float, theta: float
-               ) -> tuple[float, float] | None:
-    """(E~, its certified error bound) of the engine's window sum from the half spectrum ``Q`` (rfft layout) with
-    ``err_Q`` >= ||Q_true - Q||_2 over the full spectrum (docs/accountant_tail.md §65.1, Lemma 65.1), or None where
-    more than MAX_TERMS frequencies are non-zero, one lies above N / 8, or an enclosure is too wide (the caller runs
-    the inverse FFT then: a choice of which certified computation runs)."""
-    if not (theta > 0 and h > 0 and N >= 16):
-        return None
-    ks = frequencies(Q, N)
-    if ks is None:
-        return None
-    s1 = max(sa, 1)
-    J = sa + N - s1  # the window's nodes s >= 1: s1, ..., s1 + J - 1
-    fn = fnorm_bound(h, theta)
-    if J <= 0 or ks.size == 0:
-        return 0.0, err_Q * fn / math.sqrt(N) * (1 + 4 * U)
-    if J >= 2**52 or s1 >= 2**52:
-        return None
-    g = geometric(ks, N, nk0, s1, J, s1, theta * h)
-    if g is None:
-        return None
-    return finish(Q, ks, g[0].scale(h), err_Q, fn, N)
-
-
-__all__ = ["Ball", "MAX_TERMS", "OWN_REL", "finish", "fnorm_bound", "frequencies", "geometric", "phasor", "real_exp_ball",
-           "window_sum"]
+__all__ = ["Ball", "MAX_TERMS", "OWN_REL", "fnorm_bound", "phasor", "real_exp_ball", "window_sum"]
