@@ -36,14 +36,14 @@ def test_gate_cases(monkeypatch):
     lo = 1.0
     share = 0.3 * rel * (lo + 1e-9)
     switch(monkeypatch, "BODY44_FIRST_SKIP", False)
-    assert first_aim(h, _rd(), lo, lo + 10 * share, n, rel, True) == h  # (off: main's step)
+    assert first_aim(h, _rd(), lo, lo + 50 * share, n, rel, True) == h  # (off: main's step)
     switch(monkeypatch, "BODY44_FIRST_SKIP", True)
-    assert first_aim(h, _rd(), lo, lo + 10 * share, n, rel, True) == h / 2  # (a miss by 10 times: halved)
-    assert first_aim(h, _rd(), lo, lo + 0.5 * share, n, rel, True) == h  # (meets its share: the pass may stop there)
+    assert first_aim(h, _rd(), lo, lo + 50 * share, n, rel, True) == h / 2  # (a miss by 50 times: halved)
+    assert first_aim(h, _rd(), lo, lo + 10 * share, n, rel, True) == h  # (the engine's pass at h may meet its share)
     assert first_aim(h, _rd(), lo, lo + 1000 * share, n, rel, True) == h  # (a miss beyond BODY44_FIRST_RATIO)
-    assert first_aim(h, _rd(), lo, lo + 10 * share, 10**7, rel, True) == h  # (n below BODY44_FIRST_N)
-    assert first_aim(h, _rd(), lo, lo + 10 * share, n, rel, False) == h  # (not a bracket's passes)
-    assert first_aim(h, _rd(N=2**23), lo, lo + 10 * share, n, rel, True) == h  # (a window too long to double)
+    assert first_aim(h, _rd(), lo, lo + 50 * share, 10**7, rel, True) == h  # (n below BODY44_FIRST_N)
+    assert first_aim(h, _rd(), lo, lo + 50 * share, n, rel, False) == h  # (not a bracket's passes)
+    assert first_aim(h, _rd(N=2**23), lo, lo + 50 * share, n, rel, True) == h  # (a window too long to double)
     # lower value 0: the half only where the quarter's lattice exceeds K_MAX and the half's does not
     T_q = K_MAX / J_LO * h / 4 * 1.01  # (the quarter's cells just over K_MAX)
     assert first_aim(h, _rd(T0=T_q, B=0.0), 0.0, 1.0, n, rel, True) == h / 2
@@ -64,7 +64,8 @@ def test_gate_property(monkeypatch, h, T0, B, lo, gap, n, N, on, bracket):
         assert on and bracket and n >= limits.BODY44_FIRST_N and 2.5 * N <= limits.N_MAX
         if lo > 0:
             share = 0.3e-2 * (lo + 1e-7)
-            assert share < gap <= limits.BODY44_FIRST_RATIO * share * (1 + 1e-12)
+            assert limits.BODY44_FIRST_MIN * share * (1 - 1e-12) < gap
+            assert gap <= limits.BODY44_FIRST_RATIO * share * (1 + 1e-12)
         else:
             cells = lambda d: (math.ceil(T0 * d / h) + math.ceil(B * d / h)) * J_LO  # noqa: E731
             assert cells(4) > K_MAX >= cells(2)

@@ -539,11 +539,13 @@ PRIVUNIT_COPLANAR_CHECKED = True
 BODY43_SPECTRAL_SUM = False
 BODY43_SPECTRAL_MIN_N = 2**18
 # session 44, body44
-# docs/accountant_tail.md §66.1: a far-tail round's first body pass (a bracket's, at n >= BODY44_FIRST_N) aims at half the
-# round's step where the pass at the round's step is expected to be followed by one at its half (the hat window's body
-# bracket misses its share by 1 to BODY44_FIRST_RATIO times, or its lower value is 0 and the quarter step's lattice
-# exceeds K_MAX; far_tail_steps.first_aim): a choice of passes, every value certified; it moves the brackets where the
-# pass sequence differs; OFF (not run against every pinned-float test file): False gives main's passes and floats
+# docs/accountant_tail.md §66.1: a far-tail round's first body pass (a bracket's, at n >= BODY44_FIRST_N) aims at
+# half the round's step where the pass at the round's step is expected to be followed by one at its half (the hat
+# window's body bracket misses its share by BODY44_FIRST_MIN to BODY44_FIRST_RATIO times, or its lower value is 0 and
+# the quarter step's lattice exceeds K_MAX; far_tail_steps.first_aim): a choice of passes, every value certified; it
+# moves the brackets where the pass sequence differs; OFF (not run against every pinned-float test file): False gives
+# main's passes and floats
 BODY44_FIRST_SKIP = False
 BODY44_FIRST_N = 10**8
+BODY44_FIRST_MIN = 20.0
 BODY44_FIRST_RATIO = 150.0
