@@ -18,8 +18,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from _main_floats34 import machine_same, switch
+from test_big28_speed import _passes
 from sharpdp.shuffle import BlanketMixedGaussian, GaussianRandomizer, ShuffleAccountant
-from sharpdp.shuffle.accountant import far_tail, limits
+from sharpdp.shuffle.accountant import limits
 from sharpdp.shuffle.accountant.far_tail_steps import first_aim
 from sharpdp.shuffle.accountant.lattice import lattice_laws
 from sharpdp.shuffle.accountant.limits import J_LO, K_MAX
@@ -86,14 +87,7 @@ def test_k_max_condition_is_the_lattice_refusal(d, refused):
 def test_cell_against_the_switch_off(monkeypatch):
     """BMG (0.0389, 0.529), n = 1e8, eps = 0.01 (bench/bench_kink42.py's cell 1): the first pass at the jump term's
     step is skipped (one engine pass fewer), the bracket overlaps main's and is the same to the last bits."""
-    calls: list[float] = []
-    real = far_tail.lattice_pass
-
-    def spy(law, gamma, n, h, *a, **k):
-        calls.append(h)
-        return real(law, gamma, n, h, *a, **k)
-
-    monkeypatch.setattr(far_tail, "lattice_pass", spy)
+    calls = _passes(monkeypatch)  # (the steps of far_tail.lattice_pass's calls)
     out, passes = {}, {}
     for on in (False, True):
         switch(monkeypatch, "BODY44_FIRST_SKIP", on)
