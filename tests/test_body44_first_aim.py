@@ -45,6 +45,7 @@ def test_gate_cases(monkeypatch):
     assert first_aim(h, _rd(), lo, lo + 50 * share, 10**7, rel, True) == h  # (n below BODY44_FIRST_N)
     assert first_aim(h, _rd(), lo, lo + 50 * share, n, rel, False) == h  # (not a bracket's passes)
     assert first_aim(h, _rd(N=2**23), lo, lo + 50 * share, n, rel, True) == h  # (a window too long to double)
+    assert first_aim(h, _rd(T0=K_MAX / J_LO * h), lo, lo + 50 * share, n, rel, True) == h  # (the half's lattice too)
     # lower value 0: the half only where the quarter's lattice exceeds K_MAX and the half's does not
     T_q = K_MAX / J_LO * h / 4 * 1.01  # (the quarter's cells just over K_MAX)
     assert first_aim(h, _rd(T0=T_q, B=0.0), 0.0, 1.0, n, rel, True) == h / 2
@@ -62,14 +63,14 @@ def test_gate_property(monkeypatch, h, T0, B, lo, gap, n, N, on, bracket):
     got = first_aim(h, rd, lo, lo + gap, n, 1e-2, bracket)
     assert got in (h, h / 2)
     if got == h / 2:
-        assert on and bracket and n >= limits.BODY44_FIRST_N and 2.5 * N <= limits.N_MAX
+        cells = lambda d: (math.ceil(T0 * d / h) + math.ceil(B * d / h)) * J_LO  # noqa: E731
+        assert on and bracket and n >= limits.BODY44_FIRST_N and 2.5 * N <= limits.N_MAX and cells(2) <= K_MAX
         if lo > 0:
             share = 0.3e-2 * (lo + 1e-7)
             assert limits.BODY44_FIRST_MIN * share * (1 - 1e-12) < gap
             assert gap <= limits.BODY44_FIRST_RATIO * share * (1 + 1e-12)
         else:
-            cells = lambda d: (math.ceil(T0 * d / h) + math.ceil(B * d / h)) * J_LO  # noqa: E731
-            assert cells(4) > K_MAX >= cells(2)
+            assert cells(4) > K_MAX
 
 
 @pytest.mark.parametrize("d,refused", [(4, True), (2, False)])

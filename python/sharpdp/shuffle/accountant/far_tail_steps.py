@@ -186,15 +186,18 @@ def first_aim(h: float, rd, body_lo: float, body_up: float, n: int, rel_tol: flo
     bracket (body_lo, body_up) of §45.5 misses its share 0.3 rel_tol (body_lo + J_lo) by BODY44_FIRST_MIN to
     BODY44_FIRST_RATIO times (the engine's gap at h measured 20-80 times narrower: a miss by 1 to 4 times, which halves
     the step, §31.2), or
-    its lower value is 0 and the quarter step's lattice exceeds K_MAX (a quarter refits to the half, §31.2). An
-    estimate: it chooses which certified passes run. ``rd``: the round (T0, B, its jump term's window N)."""
-    if not (limits.BODY44_FIRST_SKIP and bracket and n >= limits.BODY44_FIRST_N and 2.5 * rd.jt.N <= N_MAX):
-        return h
+    its lower value is 0 and the quarter step's lattice exceeds K_MAX (a quarter refits to the half, §31.2); the half's
+    lattice within K_MAX and 2.5 times the jump window's N within N_MAX. An estimate: it chooses which certified passes
+    run. ``rd``: the round (T0, B, its jump term's window N)."""
+    cells = lambda d: (math.ceil(rd.T0 * d / h) + math.ceil(rd.B * d / h)) * J_LO  # noqa: E731  (at step h / d)
+    if not (limits.BODY44_FIRST_SKIP and bracket and n >= limits.BODY44_FIRST_N and 2.5 * rd.jt.N <= N_MAX
+            and cells(2) <= K_MAX):
+        return h  # (main's step; or the half's pass could be refused by the size caps)
     if body_lo > 0.0:
         share = 0.3 * rel_tol * (body_lo + rd.jt.lo)
-        return h / 2.0 if limits.BODY44_FIRST_MIN * share < body_up - body_lo <= limits.BODY44_FIRST_RATIO * share else h
-    cells = lambda d: (math.ceil(rd.T0 * d / h) + math.ceil(rd.B * d / h)) * J_LO  # noqa: E731  (at step h / d)
-    return h / 2.0 if cells(4) > K_MAX >= cells(2) else h
+        miss = body_up - body_lo
+        return h / 2.0 if limits.BODY44_FIRST_MIN * share < miss <= limits.BODY44_FIRST_RATIO * share else h
+    return h / 2.0 if cells(4) > K_MAX else h
 
 
 def refits(hb: float, prev: float) -> bool:
