@@ -199,6 +199,8 @@ def session42_floats(monkeypatch) -> None:
 
 # Every session-44 switch at its session-43 value (each builder adds its switches on its own line below)
 SESSION43: dict = {
+    "SPHERE44_KINK_CUT": False,  # g44
+    "CHERNOFF44_STEER": False,  # g44
 }
 
 

@@ -538,3 +538,15 @@ PRIVUNIT_COPLANAR_CHECKED = True
 # test file, §65.4): False gives main's floats
 BODY43_SPECTRAL_SUM = False
 BODY43_SPECTRAL_MIN_N = 2**18
+# session 44, g44
+# docs/accountant_tail.md §67.4: sphere.three_cap_measure at coplanar configurations (|sin psi| <= 1e-12, d >= 3) cuts
+# its t-integral at the exact kink t* of the conditional caps (sphere.coplanar_kink; the touching quadratic's double
+# root, lost by np.roots, docs/worst_case_pairs.md §6.1); moves PrivUnit's replace-one V there (not a privacy figure);
+# OFF (not run against every pinned-float test file): False gives main's floats
+SPHERE44_KINK_CUT = False
+# docs/accountant_tail.md §67.3: the Chernoff searches' plain-float steering (chernoff.Chernoff._approx, an estimate
+# choosing lam) by one compiled pass (_core.accountant.steer) over the terms within e^-CHERNOFF44_STEER_CUT of the
+# largest, instead of numpy's passes over the whole support; other lam, so other last bits of the certified values;
+# OFF (not run against every pinned-float test file): False gives main's floats
+CHERNOFF44_STEER = False
+CHERNOFF44_STEER_CUT = 60.0
