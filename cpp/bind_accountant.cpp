@@ -91,19 +91,6 @@ py::tuple log_mgf(Arr g, std::int64_t k0, double h, double lam) {
   return py::make_tuple(r.L, r.d1, r.d2);
 }
 
-py::tuple steer(Arr lg, Arr x, double lam, double cut) {
-  if (size0(lg) != size0(x)) throw std::invalid_argument("steer: lg and x must have the same length");
-  const double* lp = lg.data();
-  const double* xp = x.data();
-  const std::size_t n = size0(lg);
-  kernels::Steer r;
-  {
-    py::gil_scoped_release nogil;
-    r = kernels::steer(lp, xp, n, lam, cut);
-  }
-  return py::make_tuple(r.L, r.d1, r.d2);
-}
-
 double chernoff_edge(Arr gt, std::int64_t k0, double h, double n, double log_target, int dir, double lam_scale) {
   const double* p = gt.data();
   const std::size_t K = size0(gt);
@@ -248,8 +235,6 @@ void register_accountant(py::module_& m) {
   m.def("chernoff_edge_bound", &chernoff_edge_bound,
         "chernoff_edge and the proven allowance a of its exponent: P(S beyond edge) <= exp(log_target + a)");
   m.def("power", &power, "z^n with its error bound");
-  m.def("steer", &steer, "the Chernoff searches' plain-float steering sums (Lambda, mean, variance) of exp(lg) on x at lam, "
-        "terms below e^-cut of the largest left out (docs/accountant_tail.md section 67.3)");
   m.def("set_dft_simd", [](bool on) { return kernels::set_dft_simd(on ? 1 : 0); },
         "allow (True, the default) or forbid the power step's accurate DFT in AVX2 lanes (the same doubles, "
         "docs/accountant_tail.md section 67.1); returns whether the AVX2 path runs");

@@ -204,7 +204,6 @@ SESSION43: dict = {
     "PAIR43_SETTLED_COVER": False,  # lead (switched on in session 44)
     "BODY43_SPECTRAL_SUM": False,  # lead (switched on in session 44)
     "SPHERE44_KINK_CUT": False,  # g44
-    "CHERNOFF44_STEER": False,  # g44
 }
 
 

@@ -54,7 +54,9 @@ def test_cut_converges_where_the_t_rule_lost_it(monkeypatch, k, theta, cfg):
     off = S.three_cap_measure(k, theta, *cfg)  # main's rule: the kink inside a piece where the double root was lost
     switch(monkeypatch, "SPHERE44_KINK_CUT", True)
     on = S.three_cap_measure(k, theta, *cfg)
-    assert on == pytest.approx(ref, rel=1e-9, abs=1e-15)
+    # (within 1e-8: at k = 3 the inner two-cap measure of nearly tangent caps keeps ~1e-8 of its own,
+    # docs/worst_case_pairs.md §6.4)
+    assert on == pytest.approx(ref, rel=1e-8, abs=1e-15)
     assert abs(on - ref) <= abs(off - ref) + 1e-15
     if cfg == OLD_END and k == 3:
         assert abs(off - ref) > 1e-4 * ref  # (the defect of docs/worst_case_pairs.md §6.1: the test can fail)

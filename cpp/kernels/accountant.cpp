@@ -200,9 +200,9 @@ Twiddles twiddle_table(std::int64_t N) {
   return tw;
 }
 
-// The last two twiddle tables of the process, by N (docs/accountant_tail.md §67.2): the far-tail run's power steps
-// (hat and centroid laws, the jump term's windows, the body's passes) ask for tables of the same few lengths again and
-// again, and the table's N/2 + 1 cos and sin cost as much as the DFT that reads it. A kept table is the same doubles
+// The last two twiddle tables of the process, by N (docs/accountant_tail.md §67.2): power steps come in pairs of one
+// length (the hat and centroid laws, a cheap run and its redo), a sweep's probes repeat their neighbours' lengths, and
+// a table's N/2 + 1 sincos cost about as much as the DFT that reads it. A kept table is the same doubles
 // as a fresh one (the same expression per entry), so the DFT's values do not depend on whether it was kept. Tables
 // are shared read-only (shared_ptr to const) under a mutex: concurrent calls (the GIL is released) never see a table
 // being filled. At most 2 x 32 MB (N <= 2^22, the table's own cap).
@@ -555,35 +555,6 @@ ChernoffEdge chernoff_edge_bound(const double* gt, std::size_t K, std::int64_t k
     lam = next;
   }
   return {sgn * best, allowance};
-}
-
-Steer steer(const double* lg, const double* x, std::size_t n, double lam, double cut) {
-  const double nan = std::numeric_limits<double>::quiet_NaN();
-  if (n == 0) return {nan, nan, nan};
-  double m = -std::numeric_limits<double>::infinity();
-  std::size_t im = 0;
-  bool bad = false;
-  for (std::size_t i = 0; i < n; ++i) {
-    const double z = lg[i] + lam * x[i];
-    bad |= z != z;
-    if (z > m) {
-      m = z;
-      im = i;
-    }
-  }
-  if (bad || !std::isfinite(m)) return {nan, nan, nan};
-  const double xs = x[im], lo = m - cut;
-  double s0 = 0, s1 = 0, s2 = 0;
-  for (std::size_t i = 0; i < n; ++i) {
-    const double z = lg[i] + lam * x[i];
-    if (!(z > lo)) continue;
-    const double e = std::exp(z - m), d = x[i] - xs, ed = e * d;
-    s0 += e;
-    s1 += ed;
-    s2 += ed * d;
-  }
-  const double d1 = s1 / s0;
-  return {m + std::log(s0), xs + d1, std::max(s2 / s0 - d1 * d1, 0.0)};
 }
 
 double chernoff_edge(const double* gt, std::size_t K, std::int64_t k0, double h, double n, double log_target,

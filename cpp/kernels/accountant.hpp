@@ -72,16 +72,6 @@ struct ChernoffEdge {
 ChernoffEdge chernoff_edge_bound(const double* gt, std::size_t K, std::int64_t k0, double h, double n,
                                  double log_target, int dir, double lam_scale);
 
-// The Chernoff searches' steering sums in plain floats (docs/accountant_tail.md §67.3; an estimate with no error
-// bound: it only chooses where a certified bound is evaluated): with z_i = lg_i + lam x_i and m = max z,
-// L = m + log S0, d1 = S1 / S0 and d2 = S2 / S0 - d1^2 (floored at 0), S_p = sum e^{z_i - m} (x_i - x*)^p over the terms
-// with z_i - m > -cut (x* the node of the maximum; the rest, each below e^{-cut} of the largest, is left out).
-// NaN where n = 0 or a z_i is NaN.
-struct Steer {
-  double L, d1, d2;
-};
-Steer steer(const double* lg, const double* x, std::size_t n, double lam, double cut);
-
 // How many of ``count`` fixed points z of glibc clog's x^2 + y^2 - 1 branch give another complex logarithm in the
 // power step's clog_same than std::log (0 on the platforms where it runs: docs/accountant_tail.md §42.1).
 std::size_t clog_same_mismatches(std::size_t count);

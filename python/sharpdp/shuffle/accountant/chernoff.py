@@ -79,9 +79,7 @@ class Chernoff:
 
     def _approx(self, lam: float) -> tuple[float, float, float]:
         """(Lambda, Lambda', Lambda'') of the upper pmf at lam in plain floats (no error bound): it only steers
-        the choice of lam in :meth:`_search`; the value returned there is :meth:`log_mgf`'s. With
-        ``limits.CHERNOFF44_STEER`` the compiled kernel ``steer`` (docs/accountant_tail.md §67.3: the terms within
-        e^-CHERNOFF44_STEER_CUT of the largest, centred sums) replaces numpy's passes; another estimate, other lam."""
+        the choice of lam in :meth:`_search`; the value returned there is :meth:`log_mgf`'s."""
         r = self._steer.get(lam)  # (the searches of one side start from the same bracket ends and midpoint)
         if r is not None:
             return r
@@ -92,9 +90,6 @@ class Chernoff:
         lg, x = self._lg, self._x
         if lg.size == 0:
             return math.nan, math.nan, math.nan
-        if limits.CHERNOFF44_STEER:  # one compiled pass over the terms within e^-cut of the largest (§67.3)
-            r = self._steer[lam] = self.C.steer(lg, x, lam, limits.CHERNOFF44_STEER_CUT)
-            return r
         # the floating-point operations of lg + lam x, exp(max(z - m, -700)) (no subnormals: slow, and negligible
         # here), e x, e x x, in two reused buffers (fresh temporaries of this size cost several times the arithmetic)
         z, w = self._buf

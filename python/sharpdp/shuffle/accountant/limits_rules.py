@@ -544,9 +544,3 @@ BODY43_SPECTRAL_MIN_N = 2**18
 # root, lost by np.roots, docs/worst_case_pairs.md §6.1); moves PrivUnit's replace-one V there (not a privacy figure);
 # OFF (not run against every pinned-float test file): False gives main's floats
 SPHERE44_KINK_CUT = False
-# docs/accountant_tail.md §67.3: the Chernoff searches' plain-float steering (chernoff.Chernoff._approx, an estimate
-# choosing lam) by one compiled pass (_core.accountant.steer) over the terms within e^-CHERNOFF44_STEER_CUT of the
-# largest, instead of numpy's passes over the whole support; other lam, so other last bits of the certified values;
-# OFF (not run against every pinned-float test file): False gives main's floats
-CHERNOFF44_STEER = False
-CHERNOFF44_STEER_CUT = 60.0
