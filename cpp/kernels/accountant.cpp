@@ -200,9 +200,9 @@ Twiddles twiddle_table(std::int64_t N) {
   return tw;
 }
 
-// The last two twiddle tables of the process, by N (docs/accountant_tail.md §67.2): power steps come in pairs of one
-// length (the hat and centroid laws, a cheap run and its redo), a sweep's probes repeat their neighbours' lengths, and
-// a table's N/2 + 1 sincos cost about as much as the DFT that reads it. A kept table is the same doubles
+// The last two twiddle tables of the process, by N (docs/accountant_tail.md §67.2): a process may build a table of
+// the same length again (get_epsilon's probes), and a table's N/2 + 1 sincos cost about as much as the DFT that
+// reads it. A kept table is the same doubles
 // as a fresh one (the same expression per entry), so the DFT's values do not depend on whether it was kept. Tables
 // are shared read-only (shared_ptr to const) under a mutex: concurrent calls (the GIL is released) never see a table
 // being filled. At most 2 x 32 MB (N <= 2^22, the table's own cap).
