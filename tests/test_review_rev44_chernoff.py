@@ -1,0 +1,122 @@
+"""Review rev44 (session 44): attack on docs/accountant_tail.md §62.1 (``limits.CHERNOFF_LOG_STEP``, switched ON by
+the lead this session) where rev42 (exact convolutions, nn <= 25) and rev43 (two atoms, nn up to 1e8) did not reach:
+the body-plus-one-jump shape of the far-tail laws at large nn — a body of two adjacent atoms (a binomial body whose
+tilted mean is polynomial in lam) and a far atom K - 1 steps up (exponential in lam: the creeping region the rule
+targets), so that the searched lam sits where the two parts of F' compete.
+
+The law: g0 at k0 h, g1 at (k0 + 1) h, g2 at (k0 + K - 1) h (the doubles as given, their sum not exactly 1). Its
+nn-fold sum: j ~ the far count (weight C(nn, j) g2^j (g0 + g1)^(nn - j)), and given j, X ~ Bin(nn - j, g1 / (g0 + g1))
+users at the second atom: S = nn k0 h + h (X + (K - 1) j). P(S >= b), P(S <= b) and E[(S - b)_+] by mpmath's
+regularised incomplete beta at 40 digits summed over j (no sharpdp code). Claims: each of Chernoff.log_p_above,
+log_p_below, log_excess >= the exact log value (1e-9 slack) with the rule on, and the rule formed its step on some.
+"""
+
+from __future__ import annotations
+
+import math
+
+import mpmath
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from sharpdp.shuffle.accountant import chernoff
+from sharpdp.shuffle.accountant.chernoff import Chernoff
+
+from _main_floats34 import switch
+from _rev43_mp import digits_fixture
+
+_digits = digits_fixture(40)
+
+
+def _ge(m: int, q, c) -> mpmath.mpf:
+    """P(Bin(m, q) >= c), c an integer."""
+    if c <= 0:
+        return mpmath.mpf(1)
+    if c > m:
+        return mpmath.mpf(0)
+    return mpmath.betainc(c, m - c + 1, 0, q, regularized=True)
+
+
+def _exact(g: np.ndarray, nn: int, K: int, t: mpmath.mpf) -> tuple[mpmath.mpf, mpmath.mpf, mpmath.mpf]:
+    """(P(Y >= t), P(Y <= t), E[(Y - t)_+]) for Y = X + (K - 1) j (S = nn k0 h + h Y), as a measure of mass
+    (g0 + g1 + g2)^nn."""
+    g0, g1, g2 = (mpmath.mpf(float(v)) for v in (g[0], g[1], g[-1]))
+    b = g0 + g1
+    q = g1 / b
+    mean_j = nn * g2 / (b + g2)
+    sd_j = math.sqrt(float(mean_j)) + 1.0
+    js = range(max(0, int(mean_j - 12 * sd_j)), min(nn, int(mean_j + 12 * sd_j)) + 1)  # (the rest: < e^-60 of the mass)
+    above = below = excess = mpmath.mpf(0)
+    for j in js:
+        pj = mpmath.binomial(nn, j) * g2**j * b ** (nn - j)
+        m = nn - j
+        tj = t - (K - 1) * j  # (X >= tj)
+        c = int(mpmath.ceil(tj))
+        ge = _ge(m, q, c)
+        above += pj * ge
+        below += pj * (1 - _ge(m, q, int(mpmath.floor(tj)) + 1))
+        excess += pj * (m * q * _ge(m - 1, q, c - 1) - tj * ge)
+    return above, below, excess
+
+
+def _lg(v) -> float:
+    return float(mpmath.log(v)) if v > 0 else -math.inf
+
+
+def _law(K: int, p1: float, p2: float) -> np.ndarray:
+    g = np.zeros(K)
+    g[0], g[1], g[-1] = 1.0 - p1 - p2, p1, p2
+    return g
+
+
+def _check(nn: int, p1: float, mean_far: float, K: int, h: float, k0: int, zs) -> int:
+    g = _law(K, p1, mean_far / nn)
+    ch = Chernoff(g, np.zeros(K), k0, h, nn)
+    mean_y = nn * p1 + (K - 1) * mean_far
+    sd = math.sqrt(nn * p1 * (1 - p1) + (K - 1) ** 2 * mean_far)
+    done = 0
+    for z in zs:
+        y = mean_y + z * sd
+        if y <= 0:
+            continue
+        b = h * (k0 * nn + y)
+        t = (mpmath.mpf(b) - mpmath.mpf(h) * k0 * nn) / mpmath.mpf(h)  # (b as the double passed, exactly)
+        a, w, e = _exact(g, nn, K, t)
+        la, lb, le = _lg(a), _lg(w), _lg(e * mpmath.mpf(h))
+        if math.isfinite(la):
+            assert ch.log_p_above(b) >= la - 1e-9, ("above", nn, z, ch.log_p_above(b), la)
+        if math.isfinite(lb):
+            assert ch.log_p_below(b) >= lb - 1e-9, ("below", nn, z, ch.log_p_below(b), lb)
+        if math.isfinite(le) and le > -700:
+            assert ch.log_excess(b) >= le - 1e-9, ("excess", nn, z, ch.log_excess(b), le)
+        done += 1
+    return done
+
+
+def _spy(monkeypatch) -> list:
+    used: list = []
+    orig = chernoff.log_newton_t
+    monkeypatch.setattr(chernoff, "log_newton_t", lambda *a: used.append(orig(*a)) or used[-1])
+    return used
+
+
+@pytest.mark.parametrize("nn", [10**6, 10**8])
+@pytest.mark.parametrize("mean_far", [2.0, 30.0])
+def test_body_plus_jump_sums_against_mpmath(monkeypatch, nn, mean_far):
+    switch(monkeypatch, "CHERNOFF_LOG_STEP", True)
+    used = _spy(monkeypatch)
+    assert _check(nn, 0.3, mean_far, 2001, 0.01, -1, (-3.0, 1.0, 4.0, 10.0, 40.0)) >= 4
+    assert any(math.isfinite(u) for u in used)  # (the logarithms' step was formed: the rule ran)
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+                                                                 HealthCheck.function_scoped_fixture])
+@given(log_nn=st.floats(3.0, 8.0), p1=st.floats(0.01, 0.6), log_far=st.floats(-1.0, 2.0), K=st.integers(3, 5000),
+       h=st.sampled_from([0.001, 0.1, 1.0]), k0=st.integers(-3, 0), z=st.floats(-3.0, 30.0))
+def test_body_plus_jump_property(monkeypatch, log_nn, p1, log_far, K, h, k0, z):
+    switch(monkeypatch, "CHERNOFF_LOG_STEP", True)
+    nn = int(10**log_nn)
+    mean_far = min(10**log_far, 0.2 * nn)
+    _check(nn, p1, mean_far, K, h, k0, (z,))

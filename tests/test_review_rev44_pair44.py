@@ -1,0 +1,77 @@
+"""Review rev44 (session 44): attack on pair44's docs/composition.md §2.27 (``limits.PAIR44_SETTLED_START``: a sweep's
+upper value first from one pass of the upper law alone at its family's last settled step, coarsened; and
+``limits.PAIR44_SWEEP_CHORDS``: a privacy profile's own sweep certifying every third eps and taking chords in e^eps
+between them). Skipped while the switches are absent (branch pair44).
+
+Claim attacked: every profile value and every pair value is still at or above the true blanket divergence. Reference:
+the exact divergence of the round's law by binomial sums (tests/test_krr29_settled_upper.py's
+``_blanket_three_atoms``, scipy; compared with 1e-9 slack) on k-RR rounds at n >= 256 (where the settled pass of
+docs/accountant_atoms.md §14 acts), at dense eps including the points between the sweep's certified ones; and the
+values stay within 1 % above a fresh get_delta (the accuracy §2.26.4 / §2.27 keep).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from sharpdp.shuffle import RandomizedResponse, ShuffleAccountant, clear_caches, dominating_pair
+from sharpdp.shuffle.accountant import limits
+from sharpdp.shuffle.laws import laws_for
+
+from _main_floats34 import switch
+from test_krr29_settled_upper import _blanket_three_atoms
+
+pytestmark = pytest.mark.skipif(not hasattr(limits, "PAIR44_SETTLED_START"), reason="rule of a branch not merged")
+
+
+def _exact(R, e: float, n: int) -> float:
+    (g, law), = laws_for(R, float(e), "replace")
+    v, p = law.atoms()
+    return _blanket_three_atoms(float(g), np.asarray(v), np.asarray(p), n)
+
+
+def _on(monkeypatch) -> None:
+    switch(monkeypatch, "PAIR44_SETTLED_START", True)
+    if hasattr(limits, "PAIR44_SWEEP_CHORDS"):
+        switch(monkeypatch, "PAIR44_SWEEP_CHORDS", True)
+    if hasattr(limits, "PAIR43_SETTLED_COVER"):
+        switch(monkeypatch, "PAIR43_SETTLED_COVER", True)
+
+
+@pytest.mark.parametrize("k, eps0, n", [(3, 2.0, 300), (10, 4.0, 2000), (2, 1.0, 5000)])
+def test_profile_with_settled_start_and_chords_above_exact(monkeypatch, k, eps0, n):
+    _on(monkeypatch)
+    R = RandomizedResponse(k, eps0)
+    eps = np.linspace(0.0, eps0, 61)
+    prof = np.asarray(ShuffleAccountant(R, n, "replace").privacy_profile(eps))
+    clear_caches()
+    with monkeypatch.context() as mp:
+        for name in ("PAIR44_SETTLED_START", "PAIR44_SWEEP_CHORDS", "PAIR43_SETTLED_COVER"):
+            if hasattr(limits, name):
+                switch(mp, name, False)
+        fresh = ShuffleAccountant(R, n, "replace")
+        ups = [fresh.get_delta(float(e)) for e in eps[::6]]
+    for e, d in zip(eps.tolist(), prof.tolist()):
+        ex = _exact(R, e, n)
+        assert d >= ex * (1 - 1e-9), ("profile under the exact divergence", e, d, ex)
+    for e, d, up in zip(eps[::6].tolist(), prof[::6].tolist(), ups):
+        if up >= 1e-12:
+            assert d <= 1.01 * up * (1 + 1e-12), ("accuracy", e, d / up)
+    clear_caches()
+
+
+@pytest.mark.parametrize("k, eps0, n", [(3, 2.0, 300), (10, 4.0, 2000)])
+def test_pair_with_settled_start_above_exact(monkeypatch, k, eps0, n):
+    _on(monkeypatch)
+    R = RandomizedResponse(k, eps0)
+    pair = dominating_pair(ShuffleAccountant(R, n, "replace"), progress=False)
+    se = np.asarray(pair.sample_epsilons)
+    pts = np.unique(np.concatenate([se, 0.5 * (se[1:] + se[:-1])]))
+    pts = pts[pts <= eps0]
+    pts = pts[np.unique(np.linspace(0, pts.size - 1, 50).astype(int))]
+    for e in pts.tolist():
+        d = pair.get_delta(e)
+        ex = _exact(R, e, n)
+        assert d >= ex * (1 - 1e-9), ("pair under the exact divergence", e, d, ex)
+    clear_caches()
