@@ -5,7 +5,7 @@ between them). Skipped while the switches are absent (branch pair44).
 
 Claim attacked: every profile value and every pair value is still at or above the true blanket divergence. Reference:
 the exact divergence of the round's law by binomial sums (tests/test_krr29_settled_upper.py's
-``_blanket_three_atoms``, scipy; compared with 1e-9 slack) on k-RR rounds at n >= 256 (where the settled pass of
+``_blanket_three_atoms``, tests/_krr_reference.py's ``exact_two_atom``; scipy; compared with 1e-9 slack) on k-RR rounds at n >= 256 (where the settled pass of
 docs/accountant_atoms.md §14 acts), at dense eps including the points between the sweep's certified ones; and the
 values stay within 1 % above a fresh get_delta (the accuracy §2.26.4 / §2.27 keep).
 """
@@ -20,6 +20,7 @@ from sharpdp.shuffle.accountant import limits
 from sharpdp.shuffle.laws import laws_for
 
 from _main_floats34 import switch
+from _krr_reference import exact_two_atom
 from test_krr29_settled_upper import _blanket_three_atoms
 
 pytestmark = pytest.mark.skipif(not hasattr(limits, "PAIR44_SETTLED_START"), reason="rule of a branch not merged")
@@ -28,7 +29,8 @@ pytestmark = pytest.mark.skipif(not hasattr(limits, "PAIR44_SETTLED_START"), rea
 def _exact(R, e: float, n: int) -> float:
     (g, law), = laws_for(R, float(e), "replace")
     v, p = law.atoms()
-    return _blanket_three_atoms(float(g), np.asarray(v), np.asarray(p), n)
+    f = _blanket_three_atoms if len(v) == 3 else exact_two_atom
+    return f(float(g), np.asarray(v), np.asarray(p), n)
 
 
 def _on(monkeypatch) -> None:
@@ -39,11 +41,11 @@ def _on(monkeypatch) -> None:
         switch(monkeypatch, "PAIR43_SETTLED_COVER", True)
 
 
-@pytest.mark.parametrize("k, eps0, n", [(3, 2.0, 300), (10, 4.0, 2000), (2, 1.0, 5000)])
+@pytest.mark.parametrize("k, eps0, n", [(3, 2.0, 300), (2, 1.0, 5000)])
 def test_profile_with_settled_start_and_chords_above_exact(monkeypatch, k, eps0, n):
     _on(monkeypatch)
     R = RandomizedResponse(k, eps0)
-    eps = np.linspace(0.0, eps0, 61)
+    eps = np.linspace(0.0, eps0, 31)
     prof = np.asarray(ShuffleAccountant(R, n, "replace").privacy_profile(eps))
     clear_caches()
     with monkeypatch.context() as mp:
@@ -55,13 +57,13 @@ def test_profile_with_settled_start_and_chords_above_exact(monkeypatch, k, eps0,
     for e, d in zip(eps.tolist(), prof.tolist()):
         ex = _exact(R, e, n)
         assert d >= ex * (1 - 1e-9), ("profile under the exact divergence", e, d, ex)
-    for e, d, up in zip(eps[::6].tolist(), prof[::6].tolist(), ups):
+    for e, d, up in zip(eps[::6].tolist(), prof[::6].tolist(), ups):  # (every sixth eps)
         if up >= 1e-12:
             assert d <= 1.01 * up * (1 + 1e-12), ("accuracy", e, d / up)
     clear_caches()
 
 
-@pytest.mark.parametrize("k, eps0, n", [(3, 2.0, 300), (10, 4.0, 2000)])
+@pytest.mark.parametrize("k, eps0, n", [(10, 4.0, 2000)])
 def test_pair_with_settled_start_above_exact(monkeypatch, k, eps0, n):
     _on(monkeypatch)
     R = RandomizedResponse(k, eps0)
@@ -69,7 +71,7 @@ def test_pair_with_settled_start_above_exact(monkeypatch, k, eps0, n):
     se = np.asarray(pair.sample_epsilons)
     pts = np.unique(np.concatenate([se, 0.5 * (se[1:] + se[:-1])]))
     pts = pts[pts <= eps0]
-    pts = pts[np.unique(np.linspace(0, pts.size - 1, 50).astype(int))]
+    pts = pts[np.unique(np.linspace(0, pts.size - 1, 25).astype(int))]
     for e in pts.tolist():
         d = pair.get_delta(e)
         ex = _exact(R, e, n)
