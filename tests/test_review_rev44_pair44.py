@@ -5,8 +5,8 @@ between them). Skipped while the switches are absent (branch pair44).
 
 Claim attacked: every profile value and every pair value is still at or above the true blanket divergence. Reference:
 the exact divergence of the round's law by binomial sums (tests/test_krr29_settled_upper.py's
-``_blanket_three_atoms``, tests/_krr_reference.py's ``exact_two_atom``; scipy; compared with 1e-9 slack) on k-RR rounds at n >= 256 (where the settled pass of
-docs/accountant_atoms.md §14 acts), at dense eps including the points between the sweep's certified ones; and the
+``_blanket_three_atoms``, tests/_krr_reference.py's ``exact_two_atom``; scipy; compared with 1e-9 slack) on k-RR rounds at n = 1e5 (the rule needs §14's settled
+upper values of docs/accountant_atoms.md: atom-law sums at n >~ 3e4), at dense eps including the points between the sweep's certified ones; and the
 values stay within 1 % above a fresh get_delta (the accuracy §2.26.4 / §2.27 keep).
 """
 
@@ -33,21 +33,29 @@ def _exact(R, e: float, n: int) -> float:
     return f(float(g), np.asarray(v), np.asarray(p), n)
 
 
-def _on(monkeypatch) -> None:
+def _on(monkeypatch) -> list:
+    """The switches on; returns the list ``settled_start.ready`` appends its answers to (the rule engaged: True)."""
+    from sharpdp.shuffle.accountant import settled_start
+
+    seen: list = []
+    orig = settled_start.ready
+    monkeypatch.setattr(settled_start, "ready", lambda s: seen.append(orig(s)) or seen[-1])
     switch(monkeypatch, "PAIR44_SETTLED_START", True)
     if hasattr(limits, "PAIR44_SWEEP_CHORDS"):
         switch(monkeypatch, "PAIR44_SWEEP_CHORDS", True)
     if hasattr(limits, "PAIR43_SETTLED_COVER"):
         switch(monkeypatch, "PAIR43_SETTLED_COVER", True)
+    return seen
 
 
-@pytest.mark.parametrize("k, eps0, n", [(3, 2.0, 300), (2, 1.0, 5000)])
-def test_profile_with_settled_start_and_chords_above_exact(monkeypatch, k, eps0, n):
-    _on(monkeypatch)
+@pytest.mark.parametrize("k, eps0, n, top", [(10, 4.0, 10**5, 0.23), (2, 1.0, 10**5, 0.1)])
+def test_profile_with_settled_start_and_chords_above_exact(monkeypatch, k, eps0, n, top):
+    seen = _on(monkeypatch)
     R = RandomizedResponse(k, eps0)
-    eps = np.linspace(0.0, eps0, 31)
+    eps = np.linspace(0.0, top, 31)  # (delta from ~0.1 down to ~1e-13; not pair44's own 40-point grid)
     prof = np.asarray(ShuffleAccountant(R, n, "replace").privacy_profile(eps))
     clear_caches()
+    assert any(seen)  # (the rule took a settled start)
     with monkeypatch.context() as mp:
         for name in ("PAIR44_SETTLED_START", "PAIR44_SWEEP_CHORDS", "PAIR43_SETTLED_COVER"):
             if hasattr(limits, name):
@@ -63,11 +71,12 @@ def test_profile_with_settled_start_and_chords_above_exact(monkeypatch, k, eps0,
     clear_caches()
 
 
-@pytest.mark.parametrize("k, eps0, n", [(10, 4.0, 2000)])
+@pytest.mark.parametrize("k, eps0, n", [(10, 4.0, 10**5)])
 def test_pair_with_settled_start_above_exact(monkeypatch, k, eps0, n):
-    _on(monkeypatch)
+    seen = _on(monkeypatch)
     R = RandomizedResponse(k, eps0)
     pair = dominating_pair(ShuffleAccountant(R, n, "replace"), progress=False)
+    assert any(seen)  # (the rule took a settled start)
     se = np.asarray(pair.sample_epsilons)
     pts = np.unique(np.concatenate([se, 0.5 * (se[1:] + se[:-1])]))
     pts = pts[pts <= eps0]
