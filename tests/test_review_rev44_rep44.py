@@ -19,6 +19,7 @@ from _main_floats34 import switch
 
 NAMES = ("VIA_BOTTOM_GOLDEN_PROBE", "VIA_BOTTOM_EDGE_FIRST", "VIA_BOTTOM_TRIVIAL_REFUTE")
 pytestmark = pytest.mark.skipif(not hasattr(limits, "VIA_BOTTOM_EDGE_FIRST"), reason="rule of a branch not merged")
+EDGES: list = []  # (per cell: the edge split was tried)
 
 
 @pytest.mark.parametrize("sigma, n, eps", [(1.0, 10, 2.0), (4.6, 10, 1.0), (2.0, 1000, 1.0), (0.46, 10, 8.0),
@@ -33,10 +34,23 @@ def test_replace_through_bottom_with_the_rules_meets_off_and_fine(monkeypatch, s
     for name in NAMES:
         if hasattr(limits, name):
             switch(monkeypatch, name, True)
+    from sharpdp.shuffle.accountant import via_bottom
+
+    edges: list = []
+    orig = via_bottom.edge_first
+    monkeypatch.setattr(via_bottom, "edge_first", lambda *a: edges.append(orig(*a)) or edges[-1])
     acc = ShuffleAccountant(GaussianRandomizer(sigma, 1), n, "replace")
     assert acc.via_bottom
     on = acc.get_delta_bounds(eps)
     clear_caches()
+    EDGES.append(any(e is not None for e in edges))
     assert 0.0 <= on[0] <= on[1] <= 1.0
     for ref in (off, fine):
         assert max(on[0], ref[0]) <= min(on[1], ref[1]), (on, ref)
+
+
+def test_the_edge_split_was_tried():
+    """(After the cells above, in file order: the edge-first rule returned a split on at least one of them.)"""
+    if len(EDGES) < 5:
+        pytest.skip("run with the cells above")
+    assert any(EDGES)
