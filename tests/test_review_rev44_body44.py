@@ -15,6 +15,7 @@ from sharpdp.shuffle import BlanketMixedGaussian, GaussianRandomizer, ShuffleAcc
 from sharpdp.shuffle.accountant import limits
 
 from _main_floats34 import switch
+from _rev44_spy import spy
 
 pytestmark = pytest.mark.skipif(not hasattr(limits, "BODY44_FIRST_SKIP"), reason="rule of a branch not merged")
 
@@ -31,18 +32,10 @@ def test_first_pass_at_half_step_meets_off_and_fine(monkeypatch, cell):
         switch(mp, "BODY44_FIRST_SKIP", False)
         off = ShuffleAccountant(mk(), n).get_delta_bounds(eps)
         fine = ShuffleAccountant(mk(), n, rel_tol=1e-3).get_delta_bounds(eps) if cell == "bmg1" else off
-    halves: list = []
-    orig = far_tail.aim
-
-    def spy(h, *a):
-        out = orig(h, *a)
-        halves.append(out < h)
-        return out
-
-    monkeypatch.setattr(far_tail, "aim", spy)
+    calls = spy(monkeypatch, "aim", far_tail)
     switch(monkeypatch, "BODY44_FIRST_SKIP", True)
     on = ShuffleAccountant(mk(), n).get_delta_bounds(eps)
     clear_caches()
-    assert any(halves)  # (the rule aimed a first pass at the half step)
+    assert any(out < a[0] for a, out in calls)  # (the rule aimed a first pass at the half step)
     for ref in (off, fine):
         assert max(on[0], ref[0]) <= min(on[1], ref[1]), (on, ref)

@@ -21,6 +21,7 @@ from sharpdp.shuffle.accountant import limits
 from sharpdp.shuffle.laws import laws_for
 
 from _main_floats34 import switch
+from _rev44_spy import spy
 from _krr_reference import exact_two_atom
 from test_krr29_settled_upper import _blanket_three_atoms
 
@@ -35,18 +36,16 @@ def _exact(R, e: float, n: int) -> float:
 
 
 def _on(monkeypatch) -> list:
-    """The switches on; returns the list ``settled_start.ready`` appends its answers to (the rule engaged: True)."""
+    """The switches on; returns the record of ``settled_start.ready``'s calls (the rule engaged: a result True)."""
     from sharpdp.shuffle.accountant import settled_start
 
-    seen: list = []
-    orig = settled_start.ready
-    monkeypatch.setattr(settled_start, "ready", lambda s: seen.append(orig(s)) or seen[-1])
+    calls = spy(monkeypatch, "ready", settled_start)
     switch(monkeypatch, "PAIR44_SETTLED_START", True)
     if hasattr(limits, "PAIR44_SWEEP_CHORDS"):
         switch(monkeypatch, "PAIR44_SWEEP_CHORDS", True)
     if hasattr(limits, "PAIR43_SETTLED_COVER"):
         switch(monkeypatch, "PAIR43_SETTLED_COVER", True)
-    return seen
+    return calls
 
 
 @pytest.mark.parametrize("k, eps0, n, top", [(10, 4.0, 10**5, 0.23)])
@@ -57,7 +56,7 @@ def test_profile_with_settled_start_and_chords_above_exact(monkeypatch, k, eps0,
     pick = eps[1::4]  # (the exact sums at n = 1e5 cost ~2 s each: 8 of the sweep's 31 eps checked)
     prof = np.asarray(ShuffleAccountant(R, n, "replace").privacy_profile(eps))
     clear_caches()
-    assert any(seen)  # (the rule took a settled start)
+    assert any(out for _, out in seen)  # (the rule took a settled start)
     with monkeypatch.context() as mp:
         for name in ("PAIR44_SETTLED_START", "PAIR44_SWEEP_CHORDS", "PAIR43_SETTLED_COVER"):
             if hasattr(limits, name):

@@ -16,6 +16,7 @@ from sharpdp.shuffle import GaussianRandomizer, ShuffleAccountant, clear_caches
 from sharpdp.shuffle.accountant import limits
 
 from _main_floats34 import switch
+from _rev44_spy import spy
 
 NAMES = ("VIA_BOTTOM_GOLDEN_PROBE", "VIA_BOTTOM_EDGE_FIRST", "VIA_BOTTOM_TRIVIAL_REFUTE")
 pytestmark = pytest.mark.skipif(not hasattr(limits, "VIA_BOTTOM_EDGE_FIRST"), reason="rule of a branch not merged")
@@ -36,14 +37,12 @@ def test_replace_through_bottom_with_the_rules_meets_off_and_fine(monkeypatch, s
             switch(monkeypatch, name, True)
     from sharpdp.shuffle.accountant import via_bottom
 
-    edges: list = []
-    orig = via_bottom.edge_first
-    monkeypatch.setattr(via_bottom, "edge_first", lambda *a: edges.append(orig(*a)) or edges[-1])
+    edges = spy(monkeypatch, "edge_first", via_bottom)
     acc = ShuffleAccountant(GaussianRandomizer(sigma, 1), n, "replace")
     assert acc.via_bottom
     on = acc.get_delta_bounds(eps)
     clear_caches()
-    EDGES.append(any(e is not None for e in edges))
+    EDGES.append(any(out is not None for _, out in edges))
     assert 0.0 <= on[0] <= on[1] <= 1.0
     for ref in (off, fine):
         assert max(on[0], ref[0]) <= min(on[1], ref[1]), (on, ref)

@@ -22,6 +22,7 @@ from sharpdp.shuffle import RandomizedResponse, ShuffleAccountant, clear_caches,
 from sharpdp.shuffle.laws import laws_for
 
 from _main_floats34 import switch
+from _rev44_spy import spy
 
 ps = pytest.importorskip("sharpdp.shuffle.pair_settled")
 
@@ -84,21 +85,13 @@ def test_small_n_settled_pair_dominates_exact_and_stays_accurate(monkeypatch, k,
     """(1) and (3); (2) as far as main's own pair meets it: the pair with the rule is within 1 % above a fresh
     get_delta, or within its margin (1 + 2m) of main's pair (the switch off) where main's is not (the support's end of
     an atom law: test_main_pair_accuracy_at_the_supports_end below)."""
-    switch(monkeypatch, "PAIR43_SETTLED_COVER", True)
-    covered: list = []
-    orig = ps.settled_values
-
-    def spy(*a):
-        out = orig(*a)
-        covered.append(int(np.sum(out[1])))
-        return out
-
     from sharpdp.shuffle import pair_accuracy
-    monkeypatch.setattr(ps, "settled_values", spy)
-    monkeypatch.setattr(pair_accuracy, "settled_values", spy)
+
+    switch(monkeypatch, "PAIR43_SETTLED_COVER", True)
+    calls = spy(monkeypatch, "settled_values", ps, pair_accuracy)
     R = RandomizedResponse(k, eps0)
     pair = dominating_pair(ShuffleAccountant(R, n, adjacency), progress=False)
-    assert sum(covered) > 0  # (the rule ran)
+    assert sum(int(np.sum(out[1])) for _, out in calls) > 0  # (the rule ran: samples covered by the margin)
     se = np.asarray(pair.sample_epsilons)
     mids = 0.5 * (se[1:] + se[:-1])
     pts = np.unique(np.concatenate([se, mids]))

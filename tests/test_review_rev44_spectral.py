@@ -23,6 +23,7 @@ from hypothesis import strategies as st
 
 from sharpdp.shuffle.accountant import spectral_sum as ss
 from _rev43_mp import digits_fixture
+from test_review_rev44_spectral_engine import _phi
 
 _digits = digits_fixture(50)  # (mpmath's digits for every reference here, set per test)
 
@@ -173,20 +174,13 @@ def _worst_case(Q, err_Q, N, nk0, sa, h, theta) -> tuple[mpmath.mpf, mpmath.mpf]
     """(the exact window sum of the circular sequence whose half spectrum is Q (real part at 0), the largest move
     err_Q ||phi_W||_2 / sqrt(N) of it over the sequences whose full spectrum is within err_Q of Q's (Parseval and
     Cauchy-Schwarz: attained by q~ + (err_Q / sqrt(N)) phi / ||phi||)), phi the window's weights s h e^{-theta s h},
-    s >= 1: node by node."""
-    ks = np.flatnonzero(Q)
-    s1 = max(sa, 1)
+    s >= 1: Phi_k by the closed form of test_review_rev44_spectral_engine.py (checked there against node sums), the
+    norm node by node."""
     th = mpmath.mpf(theta) * mpmath.mpf(h)
-    nodes = list(range(s1, sa + N))
-    wts = [s * mpmath.mpf(h) * mpmath.exp(-s * th) for s in nodes]
-    tot = mpmath.mpf(0)
-    for k in ks.tolist():
-        w = 1 if k == 0 else 2
-        q = mpmath.mpf(float(Q[k].real)) if k == 0 else mpmath.mpc(complex(Q[k]))
-        phi = mpmath.fsum(wt * mpmath.expjpi(mpmath.mpf(2 * ((k * (s - nk0)) % N)) / N) for s, wt in zip(nodes, wts))
-        tot += w * (q * phi).real
-    move = mpmath.mpf(err_Q) * mpmath.sqrt(mpmath.fsum(wt * wt for wt in wts)) / mpmath.sqrt(N)
-    return tot / N, move
+    terms = [(1 if k == 0 else 2) * ((mpmath.mpf(float(Q[k].real)) if k == 0 else mpmath.mpc(complex(Q[k])))
+                                     * _phi(k, N, nk0, sa, h, theta)).real for k in np.flatnonzero(Q).tolist()]
+    norm2 = mpmath.fsum((s * mpmath.mpf(h) * mpmath.exp(-s * th)) ** 2 for s in range(max(sa, 1), sa + N))
+    return mpmath.fsum(terms) / N, mpmath.mpf(err_Q) * mpmath.sqrt(norm2) / mpmath.sqrt(N)
 
 
 def _check(Q, err_Q, N, nk0, sa, h, theta) -> bool:

@@ -28,6 +28,7 @@ from sharpdp.shuffle.accountant import lattice
 
 from _main_floats34 import switch
 from _rev43_mp import digits_fixture
+from _rev44_spy import spy
 
 _digits = digits_fixture(40)
 
@@ -151,7 +152,7 @@ def test_real_cell_engine_runs_on_meet_off(monkeypatch, make, n, eps):
     calls: list = []
     orig = lattice.engine
 
-    def spy(g, eta_g, k0, h, n_, rel_tol, threads, cheap_first=None):
+    def engine_spy(g, eta_g, k0, h, n_, rel_tol, threads, cheap_first=None):
         out = orig(g, eta_g, k0, h, n_, rel_tol, threads, cheap_first)
         if isinstance(out, lattice.EngineResult) and out.N >= 2**18:
             calls.append((np.array(g), np.array(eta_g), k0, h, n_, rel_tol))
@@ -159,7 +160,7 @@ def test_real_cell_engine_runs_on_meet_off(monkeypatch, make, n, eps):
 
     with monkeypatch.context() as mp:
         switch(mp, "BODY43_SPECTRAL_SUM", True)
-        mp.setattr(lattice, "engine", spy)
+        mp.setattr(lattice, "engine", engine_spy)
         ShuffleAccountant(rand(), n).get_delta_bounds(eps)
     clear_caches()
     assert calls  # (engine runs at N >= 2^18: the rule's domain)
@@ -170,12 +171,10 @@ def test_real_cell_engine_runs_on_meet_off(monkeypatch, make, n, eps):
         for on in (True, False):
             with monkeypatch.context() as mp:
                 switch(mp, "BODY43_SPECTRAL_SUM", on)
-                taken_here: list = []
-                o_sums = lattice._sums
-                mp.setattr(lattice, "_sums", lambda *a: taken_here.append(o_sums(*a)) or taken_here[-1])
+                calls = spy(mp, "_sums", lattice)
                 out[on] = orig(g, eta, k0, h, n_, rel, 1, False)
                 if on:
-                    taken += any(t[1] is not None for t in taken_here)
+                    taken += any(o[1] is not None for _, o in calls)
         a, b = out[True], out[False]
         if a.N == b.N:
             assert abs(a.E - b.E) <= a.fp + b.fp, (a.E, b.E, a.fp, b.fp)
@@ -193,18 +192,10 @@ def test_low_threshold_accountant_on_meets_off(monkeypatch, make, n, eps):
     with monkeypatch.context() as mp:
         switch(mp, "BODY43_SPECTRAL_SUM", False)
         off = ShuffleAccountant(rand(), n).get_delta_bounds(eps)
-    taken: list = []
-    o_sums = lattice._sums
-
-    def sums(*a):
-        out = o_sums(*a)
-        taken.append(out[1] is not None)
-        return out
-
-    monkeypatch.setattr(lattice, "_sums", sums)
+    calls = spy(monkeypatch, "_sums", lattice)
     switch(monkeypatch, "BODY43_SPECTRAL_SUM", True)
     monkeypatch.setattr(lattice.limits, "BODY43_SPECTRAL_MIN_N", 16)
     on = ShuffleAccountant(rand(), n).get_delta_bounds(eps)
     clear_caches()
-    assert any(taken)
+    assert any(out[1] is not None for _, out in calls)  # (a window sum by the rule)
     assert max(on[0], off[0]) <= min(on[1], off[1]), (on, off)
