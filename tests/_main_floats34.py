@@ -204,6 +204,7 @@ SESSION43: dict = {
     "PAIR43_SETTLED_COVER": False,  # lead (switched on in session 44)
     "BODY43_SPECTRAL_SUM": False,  # lead (switched on in session 44)
     "BODY44_FIRST_SKIP": False,  # body44
+    "SPHERE44_KINK_CUT": False,  # g44
 }
 
 

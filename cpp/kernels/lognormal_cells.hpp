@@ -271,6 +271,12 @@ class Law {
     }
   }
 
+  // The exact error of s = fl(a - b) (Knuth's two-sum: a - b = s + diff_err(a, b, s) exactly, no overflow)
+  static double diff_err(double a, double b, double s) {
+    const double ap = s + b, bp = s - ap;
+    return (a - ap) + (-b - bp);
+  }
+
   // One cell: x_j = xj, V-edges lo < hi (clipped), vs = v(x_j) unclipped; h the grid step.
   // Writes (m, w, em, ew), weighted.
   void cell(double xj, double vs, double lo, double hi, double h, NdtrMemo* memo, double* m_out, double* w_out,
@@ -364,6 +370,19 @@ class Law {
       // at most ~140 kTiny in all (review: tests/test_review_rev_cells.py; docs/accountant.md §2.3)
       ew = ((kGlRel + rel_pm + phi_rel) * w0 + e_d * mm + std::fabs(d) * (kGlRel + phi_rel) * mm +
             4 * kU * std::fabs(ww)) + 256 * kTiny;
+      // A cell cut by the law's truncation (u0 > 0): fl(lo - v*) and fl(hi - v*) round by up to u|u0|, u|u1|, an
+      // absolute move of the rule's interval that kGlRel (relative to the span) does not cover where u0 >> span.
+      // Their exact errors (two-sum) times the integrands' bounds on the cell (base <= e^kappa, |grow| <= (P + M)
+      // expm1(kappa), kappa <= kNarrow) are charged; nothing where both differences are exact (docs/accountant.md
+      // §2.3, "Cut cells")
+      if (u0 > 0.0) {
+        const double mv = std::fabs(diff_err(lo, vs, u0)) + std::fabs(diff_err(hi, vs, u1));
+        if (mv > 0.0) {
+          const double dens = 1.01 * phi * std::exp(kNarrow) * mv;
+          em += dens;
+          ew += 1.01 * dens * ((P + M) * std::expm1(kNarrow) + std::fabs(d));
+        }
+      }
       // phi(v*) subnormal or 0: the whole true mass (weighted, log domain) plus phi's subnormal rounding
       if (phi < 1e-290) {
         under = true;

@@ -549,3 +549,9 @@ BODY44_FIRST_SKIP = False
 BODY44_FIRST_N = 10**8
 BODY44_FIRST_MIN = 20.0
 BODY44_FIRST_RATIO = 150.0
+# session 44, g44
+# docs/accountant_tail.md §67.4: sphere.three_cap_measure at coplanar configurations (|sin psi| <= 1e-12, d >= 3) cuts
+# its t-integral at the exact kink t* of the conditional caps (sphere.coplanar_kink; the touching quadratic's double
+# root, lost by np.roots, docs/worst_case_pairs.md §6.1); moves PrivUnit's replace-one V there (not a privacy figure);
+# OFF (not run against every pinned-float test file): False gives main's floats
+SPHERE44_KINK_CUT = False
