@@ -146,10 +146,8 @@ def test_fnorm_closed_form_is_the_node_sum():
         assert abs(direct - _fnorm_exact(h, theta)) <= mpmath.mpf(10) ** -40 * direct
 
 
-@pytest.mark.xfail(strict=True, reason="rev44: fnorm_bound returns 0 (x = e^{-2 theta h} underflows) at theta h > "
-                   "~373, and loses its relative accuracy at 2 theta h > 708 (x subnormal): not an upper bound there. "
-                   "Latent only: the engine's theta h <= 300 (lattice.TILT_EXP_MAX = 600 over at least two steps); "
-                   "window_sum's err then misses Lemma 65.1's first term (test below)")
+# (rev44 found fnorm_bound 0 at theta h > ~373, x = e^{-2 theta h} underflowing: latent only, the engine's theta h <=
+# 300; since the lead's fix it is inf beyond 2 theta h = 600 and window_sum refuses there)
 @pytest.mark.parametrize("theta_h", [400.0, 1000.0])
 def test_fnorm_bound_beyond_the_engines_range(theta_h):
     assert ss.fnorm_bound(1.0, theta_h) >= _fnorm_exact(1.0, theta_h)
@@ -232,17 +230,10 @@ def test_window_sum_k0_alone_and_no_frequency():
     assert E == 0.0 and move <= err
 
 
-@pytest.mark.xfail(strict=True, reason="rev44: at theta h = 400 (outside the engine's theta h <= 300) fnorm_bound is 0, "
-                   "so window_sum's error omits err_Q ||phi||_2 / sqrt(N) (Lemma 65.1's first term): the worst "
-                   "sequence within err_Q of the spectrum lies outside E~ +- err")
-def test_window_sum_beyond_the_engines_theta_h():
+def test_window_sum_refuses_beyond_the_engines_theta_h():
+    """At theta h = 400 (outside the engine's theta h <= 300) the weights' norm bound is not formed: window_sum returns
+    None (the engine would run the inverse FFT), not an error bound without Lemma 65.1's first term (rev44)."""
     N, h = 64, 1.0
     Q = _spectrum(N, np.array([0, 1, 2], dtype=np.int64), 0.01, 3)
-    _check(Q, 1e-6, N, 0, -10, h, 400.0)
-
-
-def test_window_sum_applies_beyond_the_engines_theta_h():
-    """(The xfail above is about the bound: window_sum does return a value there.)"""
-    N, h = 64, 1.0
-    Q = _spectrum(N, np.array([0, 1, 2], dtype=np.int64), 0.01, 3)
-    assert ss.window_sum(Q, 1e-6, N, 0, -10, h, 400.0) is not None
+    assert ss.window_sum(Q, 1e-6, N, 0, -10, h, 400.0) is None
+    assert ss.window_sum(Q, 1e-6, N, 0, -10, h, 250.0) is not None

@@ -82,6 +82,8 @@ def fnorm_bound(h: float, theta: float) -> float:
     """An upper bound of ||(s h)_+ e^{-theta s h}||_2 over every integer s >= 1 (>= the window's): the sum
     h^2 x (1 + x) / (1 - x)^3, x = e^{-2 theta h}, with every rounding covered by the factor 1 + (8 t + 64) u."""
     t = 2.0 * theta * h
+    if not t <= 600.0:  # (x would leave the normal range and the bound round to 0; the engine's theta h <= 300)
+        return math.inf
     x = math.exp(-t)
     om = -math.expm1(-t)
     if not om > 0:
@@ -107,6 +109,8 @@ def window_sum(Q: np.ndarray, err_Q: float, N: int, nk0: int, sa: int, h: float,
     s1 = max(sa, 1)
     J = sa + N - s1  # the window's nodes s >= 1: s1, ..., s1 + J - 1
     fn = fnorm_bound(h, theta)
+    if not math.isfinite(fn):
+        return None
     if J <= 0 or ks.size == 0:
         return 0.0, err_Q * fn / math.sqrt(N) * (1 + 4 * U)
     if J >= 2**52 or s1 >= 2**52:
