@@ -538,3 +538,17 @@ PRIVUNIT_COPLANAR_CHECKED = True
 # test file, §65.4): False gives main's floats
 BODY43_SPECTRAL_SUM = False
 BODY43_SPECTRAL_MIN_N = 2**18
+# session 44, pair44
+# docs/composition.md §2.27: in a sweep reading no lower value (a privacy profile's, a pure-LDP round's pair under
+# §2.26) an atom-law sum's upper value first is one pass of the upper law alone at its family's last settled step
+# (settled_start.py), coarsened by the factor the h^2 model of its estimated distance allows up to
+# PAIR44_SETTLED_AIM rel_tol (at most PAIR44_SETTLED_GROW), at most PAIR44_SETTLED_RUNS values in a row, kept at
+# least PAIR44_SETTLED_FALL times the checked value; False: main's passes and floats
+PAIR44_SETTLED_START = False
+PAIR44_SETTLED_RUNS = 8
+PAIR44_SETTLED_AIM = 0.05
+PAIR44_SETTLED_GROW = 2.0
+PAIR44_SETTLED_FALL = 0.1
+# docs/composition.md §2.27.2 (b): with PAIR44_SETTLED_START, a pure-LDP round's pair under §2.26 takes every sample
+# inside plain.no_lower_values (also those §2.26.2 (a) takes with full passes to measure gaps)
+PAIR44_PAIR_INSIDE = True
