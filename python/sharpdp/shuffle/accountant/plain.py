@@ -285,6 +285,8 @@ def _refine(law: Law, gamma: float, n: int, rel_tol: float, threads: int, mode: 
         if last and best is not None:
             up_only = _upper_pass(law, gamma, n, h, T, B, Tmax, rel_tol, threads)
             if up_only is not None:  # the upper value of the pass the bracket runs here (docs/composition.md §2.5)
+                if _upper_settled(prev_pass, up_only, best.upper, rel_tol):  # (§2.27's state: a step to start from)
+                    steps[settled_start.CHECKED] = _checked(prev_pass, up_only)
                 best = up_only if up_only.upper < best.upper else best
                 return _upper_only(best, sd, "upper value first (docs/composition.md §2.5)")
         last = False
