@@ -200,7 +200,6 @@ def session42_floats(monkeypatch) -> None:
 # Every session-44 switch at its session-43 value (each builder adds its switches on its own line below)
 SESSION43: dict = {
     "PAIR44_SETTLED_START": False,  # pair44
-    "PAIR44_SWEEP_CHORDS": False,  # pair44
 }
 
 

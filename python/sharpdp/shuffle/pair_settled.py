@@ -19,7 +19,7 @@ from contextlib import nullcontext
 import numpy as np
 
 from sharpdp.shuffle import contract
-from sharpdp.shuffle.accountant import limits, settled_start
+from sharpdp.shuffle.accountant import limits
 from sharpdp.shuffle.accountant.plain import no_lower_values
 
 _U = 2.0 ** -53
@@ -49,16 +49,12 @@ def upper_sweep(accountant, fn: Callable, lower: bool = False) -> Callable:
     takes upper values first and returns NaN lower values (none is read: each sample is covered by the margin); a call
     main makes for upper values first runs inside ``plain.no_lower_values`` (the plain engine's upper values alone of
     ``docs/composition.md`` §2.19 and ``docs/accountant_atoms.md`` §14), one main makes for a bracket outside it (its
-    full passes measure the gaps the warm sweep aims from; §2.26.2 (a)); with ``docs/composition.md`` §2.27's rule and
-    ``limits.PAIR44_PAIR_INSIDE`` every call runs inside it (its upper values at the family's settled step). Else ``fn``
-    as it is."""
+    full passes measure the gaps the warm sweep aims from; §2.26.2 (a)). Else ``fn`` as it is."""
     if lower or settled_margin(accountant) is None:
         return lambda ks, need_lower=True, negligible=0.0: fn(ks, need_lower=need_lower, negligible=negligible)
 
-    inside = settled_start.pair_inside()
-
     def ev(ks, need_lower=True, negligible=0.0):
-        with no_lower_values() if not need_lower or inside else nullcontext():
+        with no_lower_values() if not need_lower else nullcontext():
             _, up = fn(ks, need_lower=False, negligible=negligible)
         return np.full(np.shape(up), np.nan), up
     return ev

@@ -40,7 +40,7 @@ from sharpdp.shuffle.pair_budget import applies as budget_applies, segment_targe
 from sharpdp.shuffle.pair_settled import ahead_tau, settled_margin, upper_sweep
 from sharpdp.shuffle.profile_bottom import bottom_bounds
 from sharpdp.shuffle.profile_eval import CHUNK, explicit_eval
-from sharpdp.shuffle.profile_chords import chord_fill, chord_sweep, sweep_first
+from sharpdp.shuffle.profile_chords import chord_fill, chord_sweep
 from sharpdp.shuffle.pair import DominatingPair, build_pair, check_interval, refine_points, seed_points, swap, via_bottom_eval
 from sharpdp.shuffle.round_cache import (LOCK, PAIRS, check_accountant, clear_caches, lru_get, round_key,
                                          round_label, sibling_samples, value_cache)
@@ -70,8 +70,6 @@ def _positive_bounds(accountant, eps: np.ndarray, need_lower: bool = True, negli
     def stale(e: float) -> bool:  # no usable value at e for this request
         return (v := cache.get(e)) is None or (need_lower and math.isnan(v[0])) or (len(v) > 2 and v[2] > neg)
 
-    if (first := sweep_first(np.array([e for e in eps.tolist() if stale(e)], dtype=float), accountant)).size:
-        _positive_bounds(accountant, first, need_lower, negligible, progress)  # (certified first, cached: §2.27.7)
     missing, chords = chord_fill(cache, np.array([e for e in eps.tolist() if stale(e)], dtype=float), accountant)
     if missing.size:
         kw = dict(lower=False, negligible=neg) if neg > 0.0 else dict(lower=False) if upper_first else {}
@@ -182,7 +180,9 @@ def privacy_profile(accountant, epsilons, *, progress: bool | None = None):
     TypeError
         ``progress`` not None or a bool.
     """
-    # (no lower value read: docs/accountant_atoms.md §14; docs/composition.md §2.18-§2.20, chords §2.24, §2.27.7)
+    # (no lower value read: docs/accountant_atoms.md §14. The plain engine warm-started along the sweep:
+    # docs/composition.md §2.18; a pair's samples, whose covered values are meant to lie above get_delta, are not,
+    # nor a round through bot's legs; the driver's idle shortcuts skipped along the sweep: §2.20; chords: §2.24)
     plain = not getattr(accountant, "via_bottom", False)
     with no_lower_values(), warm_sweep() if plain else nullcontext(), check_sweep() if plain else nullcontext(), \
             chord_sweep() if plain else nullcontext():

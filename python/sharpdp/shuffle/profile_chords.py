@@ -46,10 +46,9 @@ def chord_fill(cache: dict, missing: np.ndarray, accountant):
     """(the eps of ``missing`` still to certify, a function (eps, upper values) -> the upper values lowered to the
     chords found). ``missing``: sorted eps >= 0 without a cached value; ``cache``: the round's {eps: (lower, upper[,
     level])} (an entry with a level, a coarse value, is no chord's end). Outside :func:`chord_sweep`, with the switch
-    off or no ``rel_tol`` on the accountant: nothing filled (``limits.PAIR44_SWEEP_CHORDS`` also turns it on,
-    ``docs/composition.md`` §2.27.7)."""
+    off or no ``rel_tol`` on the accountant: nothing filled."""
     rel_tol = getattr(accountant, "rel_tol", None)
-    if not ((limits.PROFILE_CHORDS or limits.PAIR44_SWEEP_CHORDS) and _STATE.on and missing.size and rel_tol):
+    if not (limits.PROFILE_CHORDS and _STATE.on and missing.size and rel_tol):
         return missing, lambda eps, up: up
     # (finite ends only: a cached eps = inf, delta 0, would make the weight inf / inf)
     keys = np.array(sorted(e for e, v in cache.items() if math.isfinite(e) and (len(v) < 3 or not v[2] > 0.0)),
@@ -82,18 +81,4 @@ def chord_fill(cache: dict, missing: np.ndarray, accountant):
     return np.array([e for e in missing.tolist() if e not in filled], dtype=float), lower
 
 
-def sweep_first(missing: np.ndarray, accountant) -> np.ndarray:
-    """The eps of a privacy profile's sweep to certify (and cache) before the others (``docs/composition.md``
-    §2.27.7): with ``limits.PAIR44_SWEEP_CHORDS`` on, inside :func:`chord_sweep`, an accountant with a ``rel_tol`` and
-    at least ``limits.PAIR44_SWEEP_MIN`` eps ``missing`` (sorted, none cached), every ``limits.PAIR44_SWEEP_STRIDE``-th
-    of them and the last; else none. The caller certifies them first (recursively: the same rule thins them again),
-    then :func:`chord_fill` gives each other eps between two cached values the chord where its estimate allows, and
-    the rest is certified. Only a choice of which eps are certified; every value stays a certified upper value."""
-    stride = int(limits.PAIR44_SWEEP_STRIDE)
-    if not (limits.PAIR44_SWEEP_CHORDS and _STATE.on and getattr(accountant, "rel_tol", None) and stride >= 2
-            and missing.size >= max(int(limits.PAIR44_SWEEP_MIN), 3)):
-        return missing[:0]
-    return missing[np.unique(np.r_[np.arange(0, missing.size, stride), missing.size - 1])]
-
-
-__all__ = ["chord_fill", "chord_sweep", "chord_value", "sweep_first"]
+__all__ = ["chord_fill", "chord_sweep", "chord_value"]

@@ -549,13 +549,3 @@ PAIR44_SETTLED_RUNS = 8
 PAIR44_SETTLED_AIM = 0.05
 PAIR44_SETTLED_GROW = 2.0
 PAIR44_SETTLED_FALL = 0.1
-# docs/composition.md §2.27.2 (b): with PAIR44_SETTLED_START, a pure-LDP round's pair under §2.26 takes every sample
-# inside plain.no_lower_values (also those §2.26.2 (a) takes with full passes to measure gaps)
-PAIR44_PAIR_INSIDE = True
-# docs/composition.md §2.27.7: a privacy profile's own sweep certifies every PAIR44_SWEEP_STRIDE-th of its eps first
-# (recursively, down to fewer than PAIR44_SWEEP_MIN eps), then each other eps between two certified values takes their
-# chord in e^eps where §2.24's estimate is within PROFILE_CHORD_AIM rel_tol (§2.24's fill on with it), the rest
-# certified; False: main's sweep and floats (every eps certified)
-PAIR44_SWEEP_CHORDS = False
-PAIR44_SWEEP_STRIDE = 3
-PAIR44_SWEEP_MIN = 16

@@ -223,10 +223,6 @@ def _refine(law: Law, gamma: float, n: int, rel_tol: float, threads: int, mode: 
     h_w = snap(min(h, warm.step(sd, rel_tol)), spacing) if warm is not None else h
     # a sweep reading no lower value, the family's last gap measured: upper values alone (docs/composition.md §2.19)
     sweep_up = plain_warm.upper_ready(warm, rel_tol, mode.upper_first and _NO_LOWER.on)
-    if sweep_up and warm is not None:
-        got = _warm_upper(law, gamma, n, rel_tol, threads, warm, sd, spacing)
-        if got is not None:
-            return got
     if warm is not None and mode.upper_first and _NO_LOWER.on and law.atomic and n >= _MANY \
             and settled_start.ready(settled) and settled is not None:
         # the family's settled step: one pass of the upper law alone there (docs/composition.md §2.27)
@@ -235,6 +231,10 @@ def _refine(law: Law, gamma: float, n: int, rel_tol: float, threads: int, mode: 
         if res is not None:
             steps[settled_start.RULE] = True
             return _upper_only(res, sd, _START_NOTE)
+    if sweep_up and warm is not None:
+        got = _warm_upper(law, gamma, n, rel_tol, threads, warm, sd, spacing)
+        if got is not None:
+            return got
     # main's refinement reaches h_w in at most two passes (its first, then one step of at most 4, or _AIM_MAX for
     # atom-law sums, docs/accountant_atoms.md §11): warm only where it needs more (docs/composition.md §2.18), or
     # (§2.19) wherever the family's last gap was measured in a sweep reading no lower value

@@ -92,13 +92,6 @@ def step(s: Settled, sd: float, rel_tol: float) -> float:
     return s.ratio * sd * min(max(g, 1.0), grow)
 
 
-def pair_inside() -> bool:
-    """Whether a pure-LDP round's pair under ``docs/composition.md`` §2.26 takes every sample inside
-    :func:`.plain.no_lower_values` (also those main takes with full passes to measure gaps, §2.26.2 (a)): the switch
-    and ``limits.PAIR44_PAIR_INSIDE`` on (its upper values from this rule's passes)."""
-    return bool(limits.PAIR44_SETTLED_START and limits.PAIR44_PAIR_INSIDE)
-
-
 def accepts(s: Settled, last_upper: float, upper: float) -> bool:
     """The kept value's sanity test (an estimate: a failed one sends the refinement to main's passes): not above the
     family's last upper value (delta is non-increasing in eps) and at least ``limits.PAIR44_SETTLED_FALL`` times the
@@ -106,4 +99,4 @@ def accepts(s: Settled, last_upper: float, upper: float) -> bool:
     return upper <= last_upper and upper >= float(limits.PAIR44_SETTLED_FALL) * s.upper
 
 
-__all__ = ["CHECKED", "RULE", "Settled", "accepts", "get", "pair_inside", "ready", "record", "settled_distance", "step"]
+__all__ = ["CHECKED", "RULE", "Settled", "accepts", "get", "ready", "record", "settled_distance", "step"]
