@@ -226,11 +226,11 @@ def _refine(law: Law, gamma: float, n: int, rel_tol: float, threads: int, mode: 
     if warm is not None and mode.upper_first and _NO_LOWER.on and law.atomic and n >= _MANY \
             and settled_start.ready(settled) and settled is not None:
         # the family's settled step: one pass of the upper law alone there (docs/composition.md §2.27)
-        res = _upper_alone(law, gamma, n, rel_tol, threads, warm, sd, snap(settled_start.step(settled, sd, rel_tol),
-                           spacing), lambda u: settled_start.accepts(settled, warm.upper, u))
-        if res is not None:
+        s_up = _upper_alone(law, gamma, n, rel_tol, threads, warm, sd, snap(settled_start.step(settled, sd, rel_tol),
+                            spacing), lambda u: settled_start.accepts(settled, warm.upper, u))
+        if s_up is not None:
             steps[settled_start.RULE] = True
-            return _upper_only(res, sd, _START_NOTE)
+            return _upper_only(s_up, sd, _START_NOTE)
     if sweep_up and warm is not None:
         got = _warm_upper(law, gamma, n, rel_tol, threads, warm, sd, spacing)
         if got is not None:
@@ -285,7 +285,7 @@ def _refine(law: Law, gamma: float, n: int, rel_tol: float, threads: int, mode: 
         if last and best is not None:
             up_only = _upper_pass(law, gamma, n, h, T, B, Tmax, rel_tol, threads)
             if up_only is not None:  # the upper value of the pass the bracket runs here (docs/composition.md §2.5)
-                if _upper_settled(prev_pass, up_only, best.upper, rel_tol):  # (§2.27's state: a step to start from)
+                if prev_pass is not None and _upper_settled(prev_pass, up_only, best.upper, rel_tol):  # (§2.27's state)
                     steps[settled_start.CHECKED] = _checked(prev_pass, up_only)
                 best = up_only if up_only.upper < best.upper else best
                 return _upper_only(best, sd, "upper value first (docs/composition.md §2.5)")
@@ -438,8 +438,9 @@ LOWER_AFTER_WARM = 4.0
 UPPER_START_RUNS = 3
 
 
-def _checked(prev: PassResult, res: PassResult) -> tuple[float, float]:
-    """(step, relative distance) of a settled test that held (docs/composition.md §2.27's state)."""
+def _checked(prev: PassResult | None, res: PassResult) -> tuple[float, float]:
+    """(step, relative distance) of a settled test that held against ``prev`` (never None there: the test needs it;
+    docs/composition.md §2.27's state)."""
     return res.grid.h, settled_start.settled_distance(prev.upper, prev.grid.h, res.upper, res.grid.h) / res.upper
 
 
