@@ -205,6 +205,7 @@ SESSION43: dict = {
     "BODY43_SPECTRAL_SUM": False,  # lead (switched on in session 44)
     "BODY44_FIRST_SKIP": False,  # body44
     "SPHERE44_KINK_CUT": False,  # g44
+    "PAIR44_SETTLED_START": False,  # pair44
 }
 
 

@@ -12,6 +12,7 @@ import math
 
 import numpy as np
 import pytest
+from _main_floats34 import switch
 from scipy import stats
 
 import sharpdp.shuffle as sh
@@ -139,6 +140,7 @@ def test_privacy_profile_enters_no_lower_values_and_keeps_the_sweeps_floats(monk
     path (a
     continuous law) is untouched: its profile equals the one with the rule off. Caught mutation: the context not
     entered (as many full passes)."""
+    switch(monkeypatch, "PAIR44_SETTLED_START", False)  # (**) session 44, pair44: docs/composition.md §2.27.6
     eps = np.linspace(0.0, 0.14, 15)
     passes, _ = _spy(monkeypatch)
     sh.clear_caches()

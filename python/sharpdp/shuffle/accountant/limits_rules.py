@@ -555,3 +555,14 @@ BODY44_FIRST_RATIO = 150.0
 # root, lost by np.roots, docs/worst_case_pairs.md §6.1); moves PrivUnit's replace-one V there (not a privacy figure);
 # OFF (not run against every pinned-float test file): False gives main's floats
 SPHERE44_KINK_CUT = False
+# session 44, pair44
+# docs/composition.md §2.27: in a sweep reading no lower value (a privacy profile's, a pure-LDP round's pair under
+# §2.26) an atom-law sum's upper value first is one pass of the upper law alone at its family's last settled step
+# (settled_start.py), coarsened by the factor the h^2 model of its estimated distance allows up to
+# PAIR44_SETTLED_AIM rel_tol (at most PAIR44_SETTLED_GROW), at most PAIR44_SETTLED_RUNS values in a row, kept at
+# least PAIR44_SETTLED_FALL times the checked value; False: main's passes and floats
+PAIR44_SETTLED_START = False
+PAIR44_SETTLED_RUNS = 8
+PAIR44_SETTLED_AIM = 0.05
+PAIR44_SETTLED_GROW = 2.0
+PAIR44_SETTLED_FALL = 0.1

@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 
 from sharpdp.shuffle.accountant.closed_forms import law_closed_form
 from sharpdp.shuffle.accountant.lattice import PassResult, PosMgf, choose_B, choose_T, exact_clamp_depth, lattice_pass
-from sharpdp.shuffle.accountant import limits, plain_warm
+from sharpdp.shuffle.accountant import limits, plain_warm, settled_start
 from sharpdp.shuffle.accountant.limits import ATOM_P_SLOW, ATOM_SLOW_RATIO, J_LO, K_MAX, TINY, VALUE_FLOOR
 from sharpdp.shuffle.accountant.results import Coarsen, Grid, LawBracket
 from sharpdp.shuffle.accountant.spacing import atom_spacing, snap
@@ -187,22 +187,25 @@ def refine(law: Law, gamma: float, n: int, rel_tol: float, threads: int, mode: B
     one of its law family (docs/composition.md §2.18: only the passes run change)."""
     key = plain_warm.family(law, gamma, n, rel_tol) if mode.negligible <= 0.0 and mode.decide is None \
         and plain_warm.active() else None
-    steps: dict = {}  # (the final lower step and the settled step, docs/composition.md §2.25)
-    out = _refine(law, gamma, n, rel_tol, threads, mode, None if key is None else plain_warm.get(key), steps)
+    steps: dict = {}  # (the final lower step and the settled step, docs/composition.md §2.25, §2.27)
+    out = _refine(law, gamma, n, rel_tol, threads, mode, None if key is None else plain_warm.get(key), steps,
+                  settled_start.get(key))
     if key is not None and out.grid is not None:
         plain_warm.put(key, law.std(), out.grid.h, out.grid.T, out.grid.B, out.upper, out.lower,
                        out.terms.get(_WARM_GAP), steps)
+        settled_start.record(key, law.std(), out.upper, steps)
     return out
 
 
 def _refine(law: Law, gamma: float, n: int, rel_tol: float, threads: int, mode: Bracket,
-            warm: plain_warm.Warm | None, steps: dict) -> LawBracket:
+            warm: plain_warm.Warm | None, steps: dict, settled: settled_start.Settled | None = None) -> LawBracket:
     """:func:`refine`'s passes; ``warm``: where main's refinement would need more than two passes to reach the state's
     step (:meth:`.plain_warm.Warm.step`, at most main's first step), the first pass at that step and at clamps for
     MARGIN times the target of its predicted value (docs/composition.md §2.18); else main's first pass. Where
     :func:`.plain_warm.settled_start` holds, the first pass at the family's settled step and the lower value alone after
-    it (docs/composition.md §2.25). Fills ``steps`` with the final lower value's step ("lower") and the step at which
-    the upper value was taken as settled ("settled"), for the sweep's state."""
+    it (docs/composition.md §2.25). ``settled``: the family's last settled test, whose step starts a sweep's upper value
+    first with one pass of the upper law alone (docs/composition.md §2.27). Fills ``steps`` with the final lower value's
+    step ("lower") and the step at which the upper value was taken as settled ("settled"), for the sweep's state."""
     sd = law.std()
     # a coarse first round (cheap) estimates the value; the clamp and h are then set from it
     h = sd / 4.0 if mode.h0 is None else min(mode.h0, sd / 4.0)
@@ -220,6 +223,14 @@ def _refine(law: Law, gamma: float, n: int, rel_tol: float, threads: int, mode: 
     h_w = snap(min(h, warm.step(sd, rel_tol)), spacing) if warm is not None else h
     # a sweep reading no lower value, the family's last gap measured: upper values alone (docs/composition.md §2.19)
     sweep_up = plain_warm.upper_ready(warm, rel_tol, mode.upper_first and _NO_LOWER.on)
+    if warm is not None and mode.upper_first and _NO_LOWER.on and law.atomic and n >= _MANY \
+            and settled_start.ready(settled) and settled is not None:
+        # the family's settled step: one pass of the upper law alone there (docs/composition.md §2.27)
+        s_up = _upper_alone(law, gamma, n, rel_tol, threads, warm, sd, snap(settled_start.step(settled, sd, rel_tol),
+                            spacing), lambda u: settled_start.accepts(settled, warm.upper, u))
+        if s_up is not None:
+            steps[settled_start.RULE] = True
+            return _upper_only(s_up, sd, _START_NOTE)
     if sweep_up and warm is not None:
         got = _warm_upper(law, gamma, n, rel_tol, threads, warm, sd, spacing)
         if got is not None:
@@ -274,14 +285,17 @@ def _refine(law: Law, gamma: float, n: int, rel_tol: float, threads: int, mode: 
         if last and best is not None:
             up_only = _upper_pass(law, gamma, n, h, T, B, Tmax, rel_tol, threads)
             if up_only is not None:  # the upper value of the pass the bracket runs here (docs/composition.md §2.5)
+                if prev_pass is not None and _upper_settled(prev_pass, up_only, best.upper, rel_tol):  # (§2.27's state)
+                    steps[settled_start.CHECKED] = _checked(prev_pass, up_only)
                 best = up_only if up_only.upper < best.upper else best
                 return _upper_only(best, sd, "upper value first (docs/composition.md §2.5)")
         last = False
         if mode.upper_first and prev_pass is not None and best is not None and law.atomic and n >= _MANY \
                 and _NO_LOWER.on:
-            settled = _settled_pass(law, gamma, n, h, T, B, Tmax, rel_tol, threads, prev_pass, best)
-            if settled is not None:  # the upper value the full pass would end with (docs/accountant_atoms.md §14)
-                best = settled if settled.upper < best.upper else best
+            s_pass = _settled_pass(law, gamma, n, h, T, B, Tmax, rel_tol, threads, prev_pass, best)
+            if s_pass is not None:  # the upper value the full pass would end with (docs/accountant_atoms.md §14)
+                steps[settled_start.CHECKED] = _checked(prev_pass, s_pass)
+                best = s_pass if s_pass.upper < best.upper else best
                 return _upper_only(best, sd, _SETTLED_NOTE)
         if up_start and warm is not None:
             up_start = False
@@ -363,6 +377,7 @@ def _refine(law: Law, gamma: float, n: int, rel_tol: float, threads: int, mode: 
             # the refinement would go on for the lower value alone: the upper value has settled (its estimated
             # distance to its limit in h is within _SETTLED rel_tol); certified as every pass (docs/accountant_atoms.md
             # §14), lower 0 (none reported: the bracket's gap is still above rel_tol)
+            steps[settled_start.CHECKED] = _checked(prev_pass, res)
             return _upper_only(best, sd, _SETTLED_NOTE)
         if was_lower:
             lower_runs += 1
@@ -413,6 +428,7 @@ def _refine(law: Law, gamma: float, n: int, rel_tol: float, threads: int, mode: 
 
 _SETTLED_NOTE = "upper value settled (docs/accountant_atoms.md §14)"
 _WARM_NOTE = "upper value at the sweep's aimed step (docs/composition.md §2.19)"
+_START_NOTE = "upper value at the family's settled step (docs/composition.md §2.27)"
 _NEG_NOTE = "upper value below the absolute target at the first pass (docs/composition.md §2.19 (f))"
 _WARM_GAP = "warm_predicted_gap"  # (the terms' key of §2.19's predicted gap, read by refine's record)
 #: §2.25: the first pass's relative gap up to which its upper value is taken as settled (an estimate)
@@ -420,6 +436,12 @@ LOWER_AFTER_WARM = 4.0
 #: ... refinements in a row started with the upper lattice law alone (§2.25 (b)); then one full first pass measures the
 #: gap at the settled step again (it may meet the bracket alone)
 UPPER_START_RUNS = 3
+
+
+def _checked(prev: PassResult | None, res: PassResult) -> tuple[float, float]:
+    """(step, relative distance) of a settled test that held against ``prev`` (never None there: the test needs it;
+    docs/composition.md §2.27's state)."""
+    return res.grid.h, settled_start.settled_distance(prev.upper, prev.grid.h, res.upper, res.grid.h) / res.upper
 
 
 def _warm_upper(law: Law, gamma: float, n: int, rel_tol: float, threads: int, warm: plain_warm.Warm, sd: float,
@@ -432,7 +454,22 @@ def _warm_upper(law: Law, gamma: float, n: int, rel_tol: float, threads: int, wa
     that target too, and :func:`~.plain_warm.upper_accepts` holds; else None (the caller's refinement runs). The
     value is the certified upper value of that pass (docs/accountant.md §6.1-§6.2), lower 0 (none computed)."""
     h, gap = warm.upper_step(sd, rel_tol)
-    h = snap(h, spacing)
+    res = _upper_alone(law, gamma, n, rel_tol, threads, warm, sd, snap(h, spacing),
+                       lambda u: plain_warm.upper_accepts(warm, u))
+    if res is None:
+        return None
+    out = _upper_only(res, sd, _WARM_NOTE)
+    out.terms[_WARM_GAP] = gap
+    return out
+
+
+def _upper_alone(law: Law, gamma: float, n: int, rel_tol: float, threads: int, warm: plain_warm.Warm, sd: float,
+                 h: float, accept: Callable[[float], bool]) -> PassResult | None:
+    """One pass of the upper lattice law alone at step ``h`` and the warm clamps (docs/composition.md §2.18's, for
+    MARGIN times refine's target of the predicted value), kept where it fits the size caps uncapped, its clamp terms
+    would need no refinement (refine's target from this pass, 0.05 rel_tol max(0.5 main, VALUE_FLOOR), the lower
+    clamp's only where not at its cap, as :func:`_upper_pass`), its FFT round-off is within that target too, and
+    ``accept(upper)`` holds; else None. Its upper value is certified (docs/accountant.md §6.1-§6.2)."""
     tw = plain_warm.MARGIN * 0.05 * rel_tol * max(0.5 * warm.predicted(), VALUE_FLOOR)
     T_near = plain_warm.clamp_near(law, tw, warm.t_ratio * sd)
     T, B = choose_T(law, tw) if T_near is None else T_near, _choose_B(law, n, tw)
@@ -444,11 +481,9 @@ def _warm_upper(law: Law, gamma: float, n: int, rel_tol: float, threads: int, wa
         return None
     tgt = 0.05 * rel_tol * max(0.5 * res.main, VALUE_FLOOR)
     if res.tail_T > tgt or (res.tail_B > tgt and B < Tmax) or res.terms.get("fft_roundoff", 0.0) > tgt \
-            or not plain_warm.upper_accepts(warm, res.upper):
+            or not accept(res.upper):
         return None
-    out = _upper_only(res, sd, _WARM_NOTE)
-    out.terms[_WARM_GAP] = gap
-    return out
+    return res
 
 
 def _upper_only(best: PassResult, sd: float, note: str) -> LawBracket:
@@ -467,8 +502,8 @@ def _upper_settled(prev: PassResult | None, res: PassResult, best_upper: float, 
     term settled). An estimate: it chooses which passes run, never what a pass certifies."""
     if prev is None or not (prev.grid.h >= _SETTLED_RATIO * res.grid.h) or not (prev.upper >= res.upper > 0.0):
         return False
-    r2 = (res.grid.h / prev.grid.h) ** 2
-    return (prev.upper - res.upper) * r2 / (1.0 - r2) <= _SETTLED * rel_tol * best_upper
+    return settled_start.settled_distance(prev.upper, prev.grid.h, res.upper, res.grid.h) \
+        <= _SETTLED * rel_tol * best_upper
 
 
 def _settled_pass(law: Law, gamma: float, n: int, h: float, T: float, B: float, Tmax: float, rel_tol: float,
