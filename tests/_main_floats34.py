@@ -199,6 +199,10 @@ def session42_floats(monkeypatch) -> None:
 
 # Every session-44 switch at its session-43 value (each builder adds its switches on its own line below)
 SESSION43: dict = {
+    "EPS44_SHAPE_START": False,  # eps44
+    "EPS44_SHAPE_ONE": False,  # eps44
+    "EPS44_REFIT_STOP": 0.05,  # eps44
+    "CAL44_SHAPE_START": False,  # eps44
 }
 
 
