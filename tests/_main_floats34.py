@@ -203,6 +203,7 @@ SESSION43: dict = {
     "EPS44_SHAPE_ONE": False,  # eps44
     "EPS44_REFIT_STOP": 0.05,  # eps44
     "CAL44_SHAPE_START": False,  # eps44
+    "CLOSED44_REACH": 0.0,  # eps44
 }
 
 

@@ -35,8 +35,11 @@ def shape_start(laws_at: Callable[[float], Any], n: int, delta: float, lo: float
     if not limits.EPS44_SHAPE_START or not (0.0 < delta < 1.0 and 0.0 < g0 and math.isfinite(g0)):
         return None
     try:
-        if all(law.atoms() is not None for _, law in laws_at(0.0)):  # (atom laws: their own starts, as before)
+        pairs = laws_at(0.0)
+        if all(law.atoms() is not None for _, law in pairs):  # (atom laws: their own starts, as before)
             return None
+        if not max((n - 1) * float(g) for g, _ in pairs) >= float(limits.EPS44_SHAPE_ACTIVE):
+            return None  # (few active users: the normal body is far from the sum's law, docs/accountant.md §8.24.1)
     except (ValueError, ArithmeticError, NotImplementedError):
         return None
     ld = math.log(delta)
