@@ -7,12 +7,13 @@ answer against a fresh certified accountant (the switches off as the reference w
 from __future__ import annotations
 
 import math
+from unittest import mock
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from sharpdp.shuffle import GaussianRandomizer, RandomizedResponse, ShuffleAccountant
-from sharpdp.shuffle.accountant import concentrated, far_tail, limits
+from sharpdp.shuffle.accountant import concentrated, far_tail
 from sharpdp.shuffle.accountant import search as S
 from sharpdp.shuffle.accountant.shape_start import shape_start
 from sharpdp.shuffle.accountant.walk_model import shape
@@ -30,17 +31,8 @@ def _laws_at(r):
 
 def _count_upper(monkeypatch, acc, delta):
     """get_epsilon's answer and its number of phase-1 / refit upper-only passes (bench/geteps_ratio.py's count)."""
-    calls = [0]
-    orig = S.upper_value
-
-    def counted(*a, **k):
-        calls[0] += 1
-        return orig(*a, **k)
-    monkeypatch.setattr(S, "upper_value", counted)
-    try:
-        return acc.get_epsilon(delta), calls[0]
-    finally:
-        monkeypatch.setattr(S, "upper_value", orig)
+    with mock.patch.object(S, "upper_value", wraps=S.upper_value) as counted:
+        return acc.get_epsilon(delta), counted.call_count
 
 
 # -- §8.24.1: the model's root and slope, recomputed from walk_model.shape itself
