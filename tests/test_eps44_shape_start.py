@@ -127,3 +127,19 @@ def test_calibration_shape_x(monkeypatch):
     x = shape_x(0.15, n, eps, target, "zero_out")
     m = lambda x_: math.log(shape(laws_for(GaussianRandomizer(math.exp(x_), 1), eps, "zero_out"), n))  # noqa: E731
     assert m(x - 1e-3) > target > m(x + 1e-3)
+
+
+def test_calibration_shape_start_certified(monkeypatch):
+    """calibrate_gaussian(1e8, 0.001, 1e-6) with the shape start (docs/calibration.md §16.1): the answer is certified by
+    a fresh accountant at the report's rel_tol, within the optimality tolerance of the switch-off answer's sigma0^2."""
+    from sharpdp.shuffle.calibration.gaussian import calibrate_gaussian_report
+
+    off = calibrate_gaussian_report(10**8, 0.001, DELTA)
+    switch(monkeypatch, "CAL44_SHAPE_START", True)
+    on = calibrate_gaussian_report(10**8, 0.001, DELTA)
+    s_on, s_off = on.randomizer.sigma0, off.randomizer.sigma0
+    assert on.evaluations <= off.evaluations
+    lo, up = (float(v) for v in ShuffleAccountant(GaussianRandomizer(s_on, 1), 10**8, rel_tol=on.rel_tol)
+              .get_delta_bounds(0.001))
+    assert up <= DELTA and (lo, up) == tuple(float(v) for v in on.delta_bounds)
+    assert abs((s_on / s_off) ** 2 - 1.0) <= 1e-3
