@@ -38,6 +38,7 @@ def _count_upper(monkeypatch, acc, delta):
 # -- §8.24.1: the model's root and slope, recomputed from walk_model.shape itself
 def test_shape_start_root_and_slope(monkeypatch):
     r, n = GaussianRandomizer(0.5, 1), 10**5
+    switch(monkeypatch, "EPS44_SHAPE_START", False)
     assert shape_start(_laws_at(r), n, DELTA, 0.0, 60.0, 1.0) is None  # (the switch off: main's start)
     switch(monkeypatch, "EPS44_SHAPE_START", True)
     x, k = shape_start(_laws_at(r), n, DELTA, 0.0, 60.0, 1.0)
@@ -56,6 +57,8 @@ def test_get_epsilon_shape_start_certified_and_fewer_passes(monkeypatch):
     """GaussianRandomizer(0.5), n = 1e5 (the regime map's 4.1x cell): phase 1 from the model's root; the answer is
     certified by a fresh accountant, within xtol of the rule-off answer, and phase 1 makes fewer upper-only passes."""
     r, n, xtol = GaussianRandomizer(0.5, 1), 10**5, 1e-3
+    switch(monkeypatch, "EPS44_SHAPE_START", False)
+    switch(monkeypatch, "EPS44_SHAPE_ONE", False)
     off, passes_off = _count_upper(monkeypatch, ShuffleAccountant(r, n), DELTA)
     switch(monkeypatch, "EPS44_SHAPE_START", True)
     switch(monkeypatch, "EPS44_SHAPE_ONE", True)
@@ -92,6 +95,7 @@ def test_shape_start_property(monkeypatch, s0, n, ld):
 # -- §8.24.2: the refit's stop
 def test_refit_stop_answer_certified(monkeypatch):
     r, n = GaussianRandomizer(2.0, 1), 10**4
+    switch(monkeypatch, "EPS44_REFIT_STOP", 0.05)
     off, passes_off = _count_upper(monkeypatch, ShuffleAccountant(r, n), DELTA)
     switch(monkeypatch, "EPS44_REFIT_STOP", 0.3)
     on, passes_on = _count_upper(monkeypatch, ShuffleAccountant(r, n), DELTA)
@@ -107,6 +111,7 @@ def test_closed_reach_same_or_refused(monkeypatch):
     stage 6, from a gap 2.3 times the acceptance at stage 4's entry (docs/accountant.md §8.24.3's scan)."""
     (g, law), = [(float(g), law.shifted(up=True)) for g, law in laws_for(GaussianRandomizer(2.0, 1), 0.5, "zero_out")
                  if concentrated.eligible(law.shifted(up=True), float(g), 1000)]
+    switch(monkeypatch, "CLOSED44_REACH", 0.0)
     ref = concentrated.certify(law, g, 1000, 0.3, far_tail.choose_T0)
     assert ref is not None and ref.lower <= ref.upper
     switch(monkeypatch, "CLOSED44_REACH", 3.0)
@@ -124,6 +129,7 @@ def test_closed_reach_same_or_refused(monkeypatch):
 def test_calibration_shape_x(monkeypatch):
     n, eps = 10**8, 0.001
     target = math.log(DELTA) - 0.5 * math.log1p(1e-2)
+    switch(monkeypatch, "CAL44_SHAPE_START", False)
     assert shape_x(0.15, n, eps, target, "zero_out") is None  # (the switch off)
     switch(monkeypatch, "CAL44_SHAPE_START", True)
     assert shape_x(0.15, n, eps, target, "replace") is None and shape_x(0.15, 10**7, eps, target, "zero_out") is None
@@ -137,6 +143,7 @@ def test_calibration_shape_start_certified(monkeypatch):
     a fresh accountant at the report's rel_tol, within the optimality tolerance of the switch-off answer's sigma0^2."""
     from sharpdp.shuffle.calibration.gaussian import calibrate_gaussian_report
 
+    switch(monkeypatch, "CAL44_SHAPE_START", False)
     off = calibrate_gaussian_report(10**8, 0.001, DELTA)
     switch(monkeypatch, "CAL44_SHAPE_START", True)
     on = calibrate_gaussian_report(10**8, 0.001, DELTA)
