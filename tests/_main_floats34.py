@@ -206,6 +206,11 @@ SESSION43: dict = {
     "BODY44_FIRST_SKIP": False,  # body44
     "SPHERE44_KINK_CUT": False,  # g44
     "PAIR44_SETTLED_START": False,  # pair44
+    "EPS44_SHAPE_START": False,  # eps44
+    "EPS44_SHAPE_ONE": False,  # eps44
+    "EPS44_REFIT_STOP": 0.05,  # eps44
+    "CAL44_SHAPE_START": False,  # eps44
+    "CLOSED44_REACH": 0.0,  # eps44
 }
 
 

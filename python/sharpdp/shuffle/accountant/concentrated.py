@@ -422,7 +422,7 @@ def certify(law: Law, gamma: float, n: int, rel_tol: float, choose_T0) -> Concen
     f = law.heavy_form()
     key = (*f.key, gamma, n, rel_tol, limits.CLOSED_ACCEPT, limits.CLOSED_T0_FRAC, limits.CLOSED_PRECHECK,
            limits.CLOSED_LOCAL_STAGE, limits.CLOSED_EXP_STAGE, limits.CLOSED_PIECES_STAGE, limits.CLOSED_WHOLE_ACCEPT,
-           limits.CLOSED_WHOLE_N, limits.CLOSED_WHOLE_TOL,
+           limits.CLOSED_WHOLE_N, limits.CLOSED_WHOLE_TOL, limits.CLOSED44_REACH,
            limits.FT42_T0_WARM and plain_warm.active())  # (a sweep's warm clamp, §63: its own entries)
     if key in _MEMO:  # (the same floats: the value depends on these only)
         return _MEMO[key]
@@ -495,6 +495,8 @@ def _certify(law: Law, gamma: float, n: int, rel_tol: float, choose_T0) -> Conce
             accept = max(accept, limits.CLOSED_WHOLE_ACCEPT)
         if lo > 0 and up - lo <= accept * rel_tol * lo:
             break
+        if stage == 4 and limits.CLOSED44_REACH > 0.0 and not up - lo <= limits.CLOSED44_REACH * accept * rel_tol * lo:
+            return None  # (stages 4-5 not tried: stage 3's gap beyond their reach, docs/accountant.md §8.24.3)
         if stage == 0:  # (the tilted term of §21 decides: the curvature term of §19 is added to returned values)
             jlo = max(jlo, _jump_lower(law, gamma, n, T0, curvature=False, tilted=True))
         elif stage == 1:  # §22's chords and tail (near the boundary of the closed form's range)

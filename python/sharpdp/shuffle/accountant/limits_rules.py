@@ -566,3 +566,26 @@ PAIR44_SETTLED_RUNS = 8
 PAIR44_SETTLED_AIM = 0.05
 PAIR44_SETTLED_GROW = 2.0
 PAIR44_SETTLED_FALL = 0.1
+# session 44, eps44
+# docs/accountant.md §8.24.1: where get_epsilon's single-big-jump start is not formed (laws not all atom laws), phase 1
+# starts at the root of the shape model "normal body plus one big jump" (shape_start.shape_start) with its slope (a
+# choice of points only); False: the Gaussian-limit guess and its slope (main's points and answers)
+EPS44_SHAPE_START = False
+# ... only where the largest mean number of other active users (n - 1) gamma over the laws is at least this
+EPS44_SHAPE_ACTIVE = 1000.0
+# ... and phase 1 from that root stops after one upper-only pass where the model's step from it stays within the
+# search's reach (as from the single-big-jump root, §8.11.3); False: phase 1 runs on from it as from any first point
+EPS44_SHAPE_ONE = False
+# docs/accountant.md §8.24.2: the refit of phase 2's first point on law b (search._refit, docs/accountant.md §8 step 6)
+# stops once its model root moves by at most this many xtol (in log eps); 0.05: main's stop
+EPS44_REFIT_STOP = 0.05
+# docs/calibration.md §16.1: calibrate_gaussian's start on the loose search (zero-out, the base with the big jump) at
+# n >= CAL44_SHAPE_N is where the shape model "normal body plus one big jump" on the accountant's laws meets the
+# search's target (calibration/gauss_shape.py; a model only); False: the Jensen start of §13.1 (main's evaluations)
+CAL44_SHAPE_START = False
+CAL44_SHAPE_N = 10**8
+# docs/accountant.md §8.24.3: the closed form of docs/accountant_tail.md §18 (concentrated._certify) refuses without its
+# stages 4-5 (§40, §41; their cost is most of the closed form's at n >= 1e8) where stage 3's gap exceeds CLOSED44_REACH
+# times the acceptance (a choice of route: the far-tail treatment answers, as where the closed form refuses); 0.0: off,
+# main's stages and floats
+CLOSED44_REACH = 0.0

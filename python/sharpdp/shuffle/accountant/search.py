@@ -31,6 +31,7 @@ from sharpdp.shuffle.accountant.few_users import few_user_lower, few_user_model
 from sharpdp.shuffle.accountant.phase1_step import phase1_h_ratio, two_atoms
 from sharpdp.shuffle.accountant.probe import probe
 from sharpdp.shuffle.accountant.search_choices import look_rel, tie_lead
+from sharpdp.shuffle.accountant.shape_start import shape_start
 from sharpdp.shuffle.accountant.secant import decreasing_root, geometric_end, sharpened_root, shrink, upward_end  # noqa: F401
 from sharpdp.shuffle.accountant.walk_model import shape_root, shape_step
 from sharpdp.shuffle.accountant.zero_end import AtZero, ZeroEnd
@@ -375,10 +376,12 @@ def search_epsilon(acc: _Evaluator, delta: float, xtol: float, cap0: float | Non
     else:
         # (from the guess, its model's slope replaces the probe 2 % aside for a first slope: docs/accountant.md §8)
         k0 = (k_j or _guess_slope(acc, g)) if x0 == g and not two else None
+        sh = shape_start(laws_at, acc.n, delta, j_lo, c_hi, g) if k_j is None and not two else None  # (§8.24.1)
+        x0, k0 = sh if sh is not None else (x0, k0)
         try:  # (a point near eps = 0: get_delta(0) first, docs/accountant.md §8.10)
             lo1, hi1, r1, k1 = _root(zero.wrap(lambda e: up(e, True)), delta, j_lo, c_hi, max(xtol, 1e-2), x0=x0,
                                      slope=k0, lower=lower_near, converge=True, reach=_REACH_TWO if two else _REACH,
-                                     straddle=0.0 if two else _STRADDLE, interp=_INTERP if acc.n < _WALK_N else _INTERP_LARGE, one=ONE_PASS and k_j is not None)
+                                     straddle=0.0 if two else _STRADDLE, interp=_INTERP if acc.n < _WALK_N else _INTERP_LARGE, one=ONE_PASS and (k_j is not None or sh is not None and bool(limits.EPS44_SHAPE_ONE)))
         except AtZero:
             return 0.0
     modelled = r1 is not None and lo1 <= r1 <= hi1
@@ -576,7 +579,7 @@ def _refit(acc: _Evaluator, fun: Callable[[float], float], delta: float, lo: flo
         if not (z_new < 700.0 and lo < math.exp(z_new) < hi):  # (a flat model: far outside)
             return lo, hi, None, k1, pts
         z = z_new
-        if abs(z - zs[-1]) <= 0.05 * xtol:
+        if abs(z - zs[-1]) <= float(limits.EPS44_REFIT_STOP) * xtol:  # (0.05: main's; §8.24.2)
             break
         m = min(rho * ub(math.exp(z)), 0.5)
         if not m > 0.0:

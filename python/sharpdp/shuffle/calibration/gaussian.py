@@ -7,6 +7,7 @@ import math
 from sharpdp import _validation as V
 from sharpdp.shuffle.accountant import limits
 from sharpdp.shuffle.calibration.cheap_cert import CheapSearch
+from sharpdp.shuffle.calibration.gauss_shape import shape_x
 from sharpdp.shuffle.calibration.estimates import (
     big_jump_estimate,
     big_jump_jensen,
@@ -83,6 +84,9 @@ def calibrate_gaussian_report(n: int, epsilon: float, delta: float, *, adjacency
         # docs/calibration.md §10; on the loose search at eps <= 0.01, §13)
         jensen = jensen_start(n, epsilon) or (s.loose and limits.CAL_LOOSE_JENSEN_GAUSS)
         x0 = model_root(start_base if bases[0] is base and jensen else bases[0], None, target)
+        if s.loose and bases[0] is base:  # (the shape model's root on the loose search: docs/calibration.md §16.1)
+            xs = shape_x(x0, n, epsilon, target, adjacency)
+            x0 = x0 if xs is None else xs
         s.evaluate(x0, None, False)  # picks the base; stage 1 steps on it through this evaluation (docs/calibration.md §3)
         xb = s.bracket(x0, None, target, STAGE1_TOL, 6)
         s.certify(xb, None)
