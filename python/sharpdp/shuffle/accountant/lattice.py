@@ -42,11 +42,12 @@ def choose_T(law: Law, target: float) -> float:
 
 def _choose_T(law: Law, target: float) -> float:
     """:func:`choose_T`'s bisection for a law unbounded above."""
-    T = max(law.mean(), 0.0) + law.std()
+    sd = law.std()  # (once: a sum law recomputes it per call)
+    T = max(law.mean(), 0.0) + sd
     for _ in range(2000):
         if law.tail_upper(T) <= target:
             break
-        T = 2.0 * T + law.std()
+        T = 2.0 * T + sd
     lo = 0.0
     for _ in range(60):
         mid = 0.5 * (lo + T)
@@ -63,11 +64,12 @@ def choose_B(law: Law, target: float) -> float:
     lo_s = law.support()[0]
     if math.isfinite(lo_s):
         return max(-lo_s, 0.0)
-    B = max(-law.mean(), 0.0) + law.std()
+    sd = law.std()
+    B = max(-law.mean(), 0.0) + sd
     for _ in range(2000):
         if law.tail_lower(B) <= target:
             break
-        B = 2.0 * B + law.std()
+        B = 2.0 * B + sd
     return B
 
 
