@@ -538,3 +538,9 @@ PRIVUNIT_COPLANAR_CHECKED = True
 # test file, §65.4): False gives main's floats
 BODY43_SPECTRAL_SUM = False
 BODY43_SPECTRAL_MIN_N = 2**18
+# session 44, rep44
+# docs/accountant.md §9.22: the golden section's new split (through bot, CliffSearch._golden) is probed first against the
+# kept split (CliffSearch._worse: leg A at the search's rel_tol, leg B at PROBE_TOL to the decision's absolute target);
+# where the probe's certified lower value decides it worse, it is not certified at the search's rel_tol (the section's
+# comparisons are main's; the leg cache holds the probe's leg B instead); False: main's legs and floats
+VIA_BOTTOM_GOLDEN_PROBE = False
