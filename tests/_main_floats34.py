@@ -199,6 +199,10 @@ def session42_floats(monkeypatch) -> None:
 
 # Every session-44 switch at its session-43 value (each builder adds its switches on its own line below)
 SESSION43: dict = {
+    "CHERNOFF_LOG_STEP": False,  # lead (switched on in session 44)
+    "CELLS_FEW_NODES": False,  # lead (switched on in session 44)
+    "PAIR43_SETTLED_COVER": False,  # lead (switched on in session 44)
+    "BODY43_SPECTRAL_SUM": False,  # lead (switched on in session 44)
 }
 
 

@@ -6,6 +6,8 @@ references of tests/test_shuffle_bigjump.py run the new rule unchanged). Also th
 
 from __future__ import annotations
 
+from _main_floats34 import session43_floats
+
 import contextlib
 import math
 
@@ -93,10 +95,11 @@ def test_engine_within_two_percent_of_the_target(eps, n, h, T0, kept):
         assert (new.lower, new.upper, new.main) == (old.lower, old.upper, old.main)
 
 
-def test_plain_passes_unchanged():
+def test_plain_passes_unchanged(monkeypatch):
     """Without ``lat`` (the plain path) the engine runs the accurate DFT at once: no power step without it, and the
     floats of the always-accurate engine bit for bit (they are pinned by tests/test_review_rev19.py). Caught: the rule
     applied to every pass (10-RR's pinned floats moved; here the first convolution's budget 0)."""
+    session43_floats(monkeypatch)  # (**) session 44, lead: the switch-on
     gamma, law = _gauss_law(0.1)
     h, T0 = 0.84375, 58752.0
     B = math.ceil(-law.support()[0] / h) * h

@@ -1,3 +1,4 @@
+from _main_floats34 import session43_floats
 """numpy.fft at every FFT length of the accountant (docs/accountant_tail.md §33.3).
 
 fft._rfft_pair now takes numpy's rfft / irfft at every length, also from 2^16 points, where scipy.fft with the
@@ -43,6 +44,7 @@ def test_jump_window_length_is_next_fast_len() -> None:
 def test_an_accountant_value_with_large_ffts_unchanged(monkeypatch) -> None:
     """GaussianRandomizer(0.5), n = 1e6, eps = 0.1 (jump-term FFTs of 291,600 points, a body pass of 364,500): the
     regime map's floats of main f2cee38 (/tmp/map28f), bit for bit."""
+    session43_floats(monkeypatch)  # (**) session 44, lead: the switch-on
     switch(monkeypatch, "CHERNOFF_LOG_STEP", False)  # (**) session 42, g05: docs/accountant_tail.md §62.1
     switch(monkeypatch, "BODY_LOWER_POSITION", False)  # (**) session 40, lead: §57.4
     switch(monkeypatch, "HAT_LOWER", False)  # (**) session 35, lead: pins main's floats; §45's values: test_big35_hat_lower.py

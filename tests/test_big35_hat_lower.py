@@ -10,6 +10,8 @@ at rel_tol 1e-3 (docs/accountant_tail.md §37.3's table), and HAT_LOWER = False 
 
 from __future__ import annotations
 
+from _main_floats34 import session43_floats
+
 import math
 
 import numpy as np
@@ -113,6 +115,7 @@ def _bounds(sigma0: float, n: int, eps: float) -> tuple[float, float]:
 
 
 def test_gaussian_n1e8_cell_holds_main_reference(monkeypatch):
+    session43_floats(monkeypatch)  # (**) session 44, lead: the switch-on
     switch(monkeypatch, "CHERNOFF_LOG_STEP", False)  # (**) session 42, g05: docs/accountant_tail.md §62.1
     switch(monkeypatch, "BODY_LOWER_POSITION", False)  # (**) session 40, lead: §57.4
     lo, up = _bounds(0.5, 10**8, 0.1)
@@ -129,6 +132,7 @@ def test_gaussian_n1e8_cell_holds_main_reference(monkeypatch):
 @pytest.mark.parametrize("sigma0,n,eps,main", [(0.5, 10**6, 0.1, (0.10322597301268595, 0.10337018073009843)),
                                                (0.5, 10**6, 1.0, (0.03623838751013171, 0.03627568750759056))])
 def test_n1e6_cells_overlap_main_and_switch_restores_it(monkeypatch, sigma0, n, eps, main):
+    session43_floats(monkeypatch)  # (**) session 44, lead: the switch-on
     switch(monkeypatch, "CHERNOFF_LOG_STEP", False)  # (**) session 42, g05: docs/accountant_tail.md §62.1
     switch(monkeypatch, "BODY_LOWER_POSITION", False)  # (**) session 40, lead: §57.4
     lo, up = _bounds(sigma0, n, eps)

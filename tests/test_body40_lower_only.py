@@ -7,6 +7,8 @@ bit) and main's floats (c6d2e6a1)."""
 
 from __future__ import annotations
 
+from _main_floats34 import session43_floats
+
 import pytest
 
 from _main_floats34 import switch
@@ -89,6 +91,7 @@ def test_bmg_1e9_moves_within_rel_tol(monkeypatch):
     alone; the reported lower value is main's, the upper value main's second pass's (1.01267e-6 against 1.01137e-6):
     another certified bracket containing main's, its gap 0.30 % within BODY_WHOLE_ACCEPT rel_tol; the switch off gives
     main's floats."""
+    session43_floats(monkeypatch)  # (**) session 44, lead: the switch-on
     switch(monkeypatch, "CHERNOFF_LOG_STEP", False)  # (**) session 42, g05: docs/accountant_tail.md §62.1
     switch(monkeypatch, "BODY_LOWER_POSITION", False)  # (**) session 40, lead: §57.4
     seen = _passes(monkeypatch)

@@ -6,6 +6,8 @@ lower value from the run of before (the switch off), and main's reported floats 
 
 from __future__ import annotations
 
+from _main_floats34 import session43_floats
+
 import pytest
 
 from _body40_botx_fft import d_up_lower
@@ -87,6 +89,7 @@ def test_cells_keep_mains_floats_and_the_law_below(cell, monkeypatch):
     """GaussianRandomizer(1) and the BMG (0.171, 0.781), n = 1e8, ε = 0.001: the ⊥ vs x law's upper-only run ends
     below the maximum after a redo at B x 4 (no pass with the centroid law for it), its upper value at or above that
     law's certified lower value from the run of before (the switch off), and the reported bracket is main's."""
+    session43_floats(monkeypatch)  # (**) session 44, lead: the switch-on
     switch(monkeypatch, "CHERNOFF_LOG_STEP", False)  # (**) session 42, g05: docs/accountant_tail.md §62.1
     kind, n, eps = cell
     switch(monkeypatch, "BODY_LOWER_POSITION", False)  # (**) session 40, lead: §57.4 lowers these lower values

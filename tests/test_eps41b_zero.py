@@ -7,6 +7,8 @@ brackets of get_delta_bounds(0) (lower values), and the search with the rule off
 
 from __future__ import annotations
 
+from _main_floats34 import session43_floats
+
 import math
 import time
 
@@ -138,6 +140,7 @@ def test_refutation_same_answer(monkeypatch, on):
     rules out the answer 0 instead of the loose pass; the answer is the same float with the rule off and on, and the
     lower value lies below the second moment's certified upper value at 0 (the certified reports at 0 cost 19 s here;
     the enumeration and fresh-bracket tests above check the lower value against independent references)."""
+    session43_floats(monkeypatch)  # (**) session 44, lead: the switch-on
     make, n = (lambda: BlanketMixedGaussian(0.171, 0.781, 1)), 10**8
     switch(monkeypatch, "EPS41B_ZERO_LOWER", on)
     e = float(ShuffleAccountant(make(), n).get_epsilon(1e-6))

@@ -9,6 +9,8 @@ tolerance (rel_tol 1e-3, one eps per object: no sweep, main's passes); the same 
 
 from __future__ import annotations
 
+from _main_floats34 import session43_floats
+
 import math
 
 import numpy as np
@@ -88,6 +90,7 @@ def test_every_value_against_tighter_brackets(rnd, monkeypatch):
 def test_pairs_and_get_delta_keep_their_floats(monkeypatch):
     """Only a profile's sweep (no lower value read) runs the rule: a dominating pair and get_delta of the 10-RR round
     are the same floats with the switch on and off, and the rule is never tried there."""
+    session43_floats(monkeypatch)  # (**) session 44, lead: the switch-on
     rz, n = RandomizedResponse(10, 4.0), 2000
     count = _Count(monkeypatch)
     out = {}

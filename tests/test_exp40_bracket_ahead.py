@@ -11,6 +11,8 @@ goal is stated against it) and its lower values at rel_tol 1e-3 (main's passes, 
 
 from __future__ import annotations
 
+from _main_floats34 import session43_floats
+
 import hashlib
 import math
 
@@ -117,6 +119,7 @@ ROUNDS = {"krr": (RandomizedResponse(5, 1.0), 300, "replace"), "privunit": (Priv
 def test_switch_off_is_main_and_on_saves_evaluations(name, monkeypatch):
     """Switches off: main's pair bit for bit. On: the rule brackets many points ahead, capped_cover re-brackets fewer,
     the pair takes fewer certified evaluations in all, and its sampling runs in the warm sweep (§2.23)."""
+    session43_floats(monkeypatch)  # (**) session 44, lead: the switch-on
     rz, n, adj = ROUNDS[name]
     spy = _Spy(monkeypatch)
     clear_caches()
@@ -144,6 +147,7 @@ def test_krr_pair_against_exact_sums(k, eps0, n, monkeypatch):
     """k-RR replace-one: the pair (rule on) lies at or above the exact blanket divergence at 30 of the samples the
     rule bracketed ahead and at 40
     eps between them, and within the goal (1 %) above a fresh accountant's get_delta where delta >= 1e-12."""
+    session43_floats(monkeypatch)  # (**) session 44, lead: the switch-on
     spy = _Spy(monkeypatch)
     clear_caches()
     pair = dominating_pair(ShuffleAccountant(RandomizedResponse(k, eps0), n, "replace"), progress=False)

@@ -9,6 +9,8 @@ end-to-end tests install it by wrapping ``try_certify`` where the code lacks it 
 
 from __future__ import annotations
 
+from _main_floats34 import session43_floats
+
 import copy
 import math
 import os
@@ -71,6 +73,7 @@ def test_end_to_end_with_the_hook(monkeypatch):
 
 def test_switch_off_gives_mains_floats(monkeypatch):
     """``FLOOR_TARGET = 0``: the rule is off, the hook a no-op (main's floats bit for bit)."""
+    session43_floats(monkeypatch)  # (**) session 44, lead: the switch-on
     switch(monkeypatch, "BODY_LOWER_POSITION", False)  # (**) session 40, lead: §57.4
     switch(monkeypatch, "FLOOR_TARGET", 0.0)
     _hook(monkeypatch)

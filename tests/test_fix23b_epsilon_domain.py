@@ -8,6 +8,8 @@ dp_accounting's own PLDAccountant on the same PLD; the certified ComposedAccount
 
 from __future__ import annotations
 
+from _main_floats34 import session43_floats
+
 import math
 import re
 
@@ -67,14 +69,18 @@ def pld_pair():
     from sharpdp.interop.dp_accounting import ShufflePLDAccountant, ShuffledRoundEvent, to_pld
 
     rr = sh.RandomizedResponse(k=2, epsilon0=E0)
-    ours = ShufflePLDAccountant(value_discretization_interval=1e-3).compose(ShuffledRoundEvent(rr, 300), 2)
-    native = dpa.pld.PLDAccountant(value_discretization_interval=1e-3)
-    native._pld = native._pld.compose(to_pld(sh.ShuffleAccountant(rr, 300, "zero_out"), 1e-3).self_compose(2))
+    with pytest.MonkeyPatch.context() as mp:
+        session43_floats(mp)  # (**) session 44, lead: the switch-on (the pairs of session 43)
+        ours = ShufflePLDAccountant(value_discretization_interval=1e-3).compose(ShuffledRoundEvent(rr, 300), 2)
+        native = dpa.pld.PLDAccountant(value_discretization_interval=1e-3)
+        native._pld = native._pld.compose(to_pld(sh.ShuffleAccountant(rr, 300, "zero_out"), 1e-3).self_compose(2))
+        ours.get_delta(0.0)  # (its PLD built inside the pin)
     composed = sh.ComposedAccountant([(sh.ShuffleAccountant(rr, 300, "zero_out"), 2)])
     return ours, native, composed
 
 
-def test_pld_adapter_answers_negative_epsilons_as_dp_accounting_does(pld_pair):
+def test_pld_adapter_answers_negative_epsilons_as_dp_accounting_does(monkeypatch, pld_pair):
+    session43_floats(monkeypatch)  # (**) session 44, lead: the switch-on
     ours, native, composed = pld_pair
     for e in (-2.0, -0.3, -0.05, -1e-4):
         got, ref = ours.get_delta(e), native.get_delta(e)

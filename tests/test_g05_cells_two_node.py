@@ -10,6 +10,8 @@ kernel bit for bit; the law's kept cells follow the switch.
 
 from __future__ import annotations
 
+from _main_floats34 import session43_floats
+
 import math
 
 import numpy as np
@@ -91,6 +93,7 @@ def test_two_point_rule_runs_and_is_exact_to_its_bound():
 def test_switch_off_is_the_eight_point_kernel(monkeypatch):
     """CELLS_TWO_NODE = False: LognormalLaw.cells is the 8-point kernel's (10-argument call) bit for bit, and the law's
     kept cells follow the switch (no stale copy)."""
+    session43_floats(monkeypatch)  # (**) session 44, lead: the switch-on
     law = LognormalLaw(-1.1, 0.05, 4.0, z_lo=2.0, weight=22.0)
     G, S, vlo, vhi = oriented(law)
     x0, h, K = -3.0, 1e-3, 20000

@@ -173,10 +173,10 @@ def test_kernel_few_nodes_enclose_random_cells(data):
 
 
 def test_switches_select_the_rule_and_off_is_the_eight_point_kernel(monkeypatch):
-    """Off (the default): LognormalLaw.cells is the 8-point kernel (10-argument call) bit for bit; either switch
+    """Off: LognormalLaw.cells is the 8-point kernel (10-argument call) bit for bit; either switch
     (CELLS_FEW_NODES, or g05's CELLS_TWO_NODE, which now selects the same proven rule) gives the kernel's cells with
     rule 1, and the kept cells follow the switches."""
-    assert limits.CELLS_FEW_NODES is False
+    assert limits.CELLS_FEW_NODES is True  # on since session 44 (docs/accountant_tail.md §64)
     law = LognormalLaw(-1.1, 0.05, 4.0, z_lo=2.0, weight=22.0)
     G, S, vlo, vhi = oriented(law)
     x0 = _L(law, 2.5)

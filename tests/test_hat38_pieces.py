@@ -10,6 +10,8 @@ tests, which the moved brackets must overlap; (5) the switch off gives main's fl
 
 from __future__ import annotations
 
+from _main_floats34 import session43_floats
+
 import math
 
 import numpy as np
@@ -122,6 +124,7 @@ def _bounds(s0: float, n: int, eps: float) -> tuple[float, float]:
 
 def test_switch_off_restores_main_floats(monkeypatch):
     """HAT_PIECES = False: main's (6d5c8782) floats bit for bit at a cell where the rule moves the lower value."""
+    session43_floats(monkeypatch)  # (**) session 44, lead: the switch-on
     main = (0.10295785316419281, 0.10342238253815425)  # (/work/venv/main, GaussianRandomizer(0.5), n = 1e6, eps 0.1)
     on = _bounds(0.5, 10**6, 0.1)
     switch(monkeypatch, "HAT_PIECES", False)

@@ -8,6 +8,8 @@ lower value)."""
 
 from __future__ import annotations
 
+from _main_floats34 import session43_floats
+
 import pytest
 from _main_floats34 import switch
 
@@ -27,12 +29,14 @@ def _bracket(n: int, eps: float, rel_tol: float | None = None) -> tuple[float, f
 
 
 def test_switch_off_gives_session39_floats(monkeypatch):
+    session43_floats(monkeypatch)  # (**) session 44, lead: the switch-on
     switch(monkeypatch, "CHERNOFF_LOG_STEP", False)  # (**) session 42, g05: docs/accountant_tail.md §62.1
     switch(monkeypatch, "BODY_LOWER_POSITION", False)
     assert _bracket(10**6, 0.01) == S39[(10**6, 0.01)]
 
 
 def test_lower_moves_down_by_at_most_the_charge_upper_unchanged(monkeypatch):
+    session43_floats(monkeypatch)  # (**) session 44, lead: the switch-on
     switch(monkeypatch, "CHERNOFF_LOG_STEP", False)  # (**) session 42, g05: docs/accountant_tail.md §62.1
     lo, up = _bracket(10**6, 0.01)
     lo39, up39 = S39[(10**6, 0.01)]

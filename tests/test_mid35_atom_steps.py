@@ -7,6 +7,8 @@ the switches off (measured on main f69257b); a full lattice pass at the same ste
 
 from __future__ import annotations
 
+from _main_floats34 import session43_floats
+
 import math
 
 import numpy as np
@@ -216,6 +218,7 @@ def test_end_atom_brackets_hold_the_edgeworth_value(monkeypatch, n, eps):
 
 def test_end_atom_switch_off_restores_main_floats(monkeypatch):
     """END_ATOM_SNAP off: main's floats (measured on main f69257b)."""
+    session43_floats(monkeypatch)  # (**) session 44, lead: the switch-on
     switch(monkeypatch, "END_ATOM_SNAP", False)
     got = tuple(float(x) for x in sh.ShuffleAccountant(sh.GaussianRandomizer(4.6, 1), 10**4, "zero_out")
                 .get_delta_bounds(1e-3))

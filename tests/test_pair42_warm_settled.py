@@ -13,6 +13,8 @@ passes) for the count of passes.
 
 from __future__ import annotations
 
+from _main_floats34 import session43_floats
+
 import math
 import threading
 
@@ -68,6 +70,7 @@ def on_pair():
     """The 10-RR round's pair with the rule on (off by default, §2.25.4) and a copy of the round's value cache after
     it."""
     with pytest.MonkeyPatch.context() as mp:
+        session43_floats(mp)  # (**) session 44, lead: the switch-on (§2.26's cover leaves the rule idle)
         switch(mp, "PAIR42_WARM_SETTLED", True)
         acc, pair = _pair()
         out = pair, dict(value_cache(acc))
@@ -79,6 +82,7 @@ def test_rule_fires_and_runs_fewer_passes(monkeypatch):
     """10-RR (eps0 = 4), n = 1e5, replace: with the rule on, many refinements start at their family's settled step and
     the pair's sampling runs fewer lattice passes in all than with the switch off (main's passes); the two pairs
     differ (the rule moves floats) but have about as many samples."""
+    session43_floats(monkeypatch)  # (**) session 44, lead: the switch-on
     switch(monkeypatch, "PAIR42_WARM_SETTLED", True)
     spy = _Passes(monkeypatch)
     _, on = _pair()
@@ -109,10 +113,11 @@ def test_small_n_unchanged(monkeypatch):
         assert sd[i] >= _exact(10, 4.0, 1000, np.nextafter(se[i], 0.0)) * (1 - 1e-9), se[i]
 
 
-def test_cached_brackets_meet_tighter_reference(on_pair):
+def test_cached_brackets_meet_tighter_reference(monkeypatch, on_pair):
     """Each certified (lower, upper) value the pair's sampling (rule on) left in the round's cache, at 30 of its eps,
     intersects the fresh rel_tol = 1e-3 bracket of the same eps (get_delta_bounds outside any sweep: main's passes):
     two certified brackets of one number; a lower value above the reference's upper value (or the reverse) fails."""
+    session43_floats(monkeypatch)  # (**) session 44, lead: the switch-on
     _, cache = on_pair
     eps = sorted(e for e, v in cache.items() if v[1] >= 1e-13 and e > 0)
     pick = np.array([eps[i] for i in np.linspace(0, len(eps) - 1, 30).astype(int)])

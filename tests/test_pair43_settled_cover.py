@@ -5,6 +5,8 @@ fresh certified lower values; the export within 1 % above a fresh ``get_delta``;
 
 from __future__ import annotations
 
+from _main_floats34 import session43_floats
+
 import math
 
 import numpy as np
@@ -64,7 +66,9 @@ def test_capped_cover_takes_no_bracket_for_settled_samples():
 def test_gate(monkeypatch):
     krr = sh.ShuffleAccountant(sh.RandomizedResponse(10, 4.0), 300, "replace")
     bmg = sh.ShuffleAccountant(sh.BlanketMixedGaussian(0.95, 4.6, 1), 300, "zero_out")
-    assert pair_settled.settled_margin(krr) is None  # off by default (§2.26.6)
+    assert limits.PAIR43_SETTLED_COVER is True  # on since session 44 (§2.26.6)
+    switch(monkeypatch, "PAIR43_SETTLED_COVER", False)
+    assert pair_settled.settled_margin(krr) is None
     assert pair_settled.ahead_tau(krr, 7.5e-3) == 7.5e-3
     switch(monkeypatch, "PAIR43_SETTLED_COVER", True)
     assert pair_settled.settled_margin(krr) == limits.PAIR43_SETTLED_MARGIN
@@ -87,6 +91,7 @@ def _pair_counting(monkeypatch, acc):
 
 
 def test_krr_pair_fewer_brackets_values_above_fresh_lower_values(monkeypatch):
+    session43_floats(monkeypatch)  # (**) session 44, lead: the switch-on
     R = sh.RandomizedResponse(10, 4.0)
     n = 3000
     off_pair, off = _pair_counting(monkeypatch, sh.ShuffleAccountant(R, n, "replace"))

@@ -11,6 +11,8 @@ an independent reference: a fresh bracket at a ten times tighter tolerance (rel_
 
 from __future__ import annotations
 
+from _main_floats34 import session43_floats
+
 from _main_floats34 import session35_floats
 import math
 
@@ -30,12 +32,13 @@ from sharpdp.shuffle.laws import LognormalLaw
     # the replace-one shape a + G e^{rV - r^2/2} - S e^{-rV - r^2/2} (two terms), truncated: range (L(-1), inf)
     (LognormalLaw(-1.0, 3.0, 1.5, z_lo=-1.0, weight=2.0, b_minus=-0.25), -60.0, True),
 ])
-def test_cells_outside_the_range_are_exact_zeros(law, x0, below):
+def test_cells_outside_the_range_are_exact_zeros(monkeypatch, law, x0, below):
     """Every cell whose two clipped V-edges coincide (outside the law's range) is exactly (0, 0, 0, 0): mass, hat
     weight and both error bounds, through ``law.cells`` and the binding itself; the first cell that meets the range
     has positive mass (the grid does reach it). Mutation caught: the line ``if (hi <= lo) return {0.0, 0.0, 0.0,
     0.0};`` removed from ``Law::local`` (em, ew 9.3e-15 on the first law's empty cells, the ndtr allowances at the
     clipped edge v_lo = -0.5 or v_hi = 0.5)."""
+    session43_floats(monkeypatch)  # (**) session 44, lead: the switch-on
     h, K = 0.5, 200
     m, w, em, ew = law.cells(x0, h, K)
     G, S = law._G, law._S

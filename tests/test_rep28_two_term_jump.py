@@ -9,6 +9,8 @@ clamp (it must overlap); the accountant's brackets before this section (session-
 
 from __future__ import annotations
 
+from _main_floats34 import session43_floats
+
 import math
 
 import mpmath as mp
@@ -168,6 +170,7 @@ def test_overlaps_the_fft_treatment(monkeypatch, n, eps):
 def test_accountant_brackets_nested_in_the_old(monkeypatch):
     """n = 1e6 and 1e8, eps = 4: the lower value was 0 (the lower clamp's penalty, and at 1e6 the FFT's missed lower
     value); now certified within 1.3 % and 0.5 %, the upper values unchanged (session-27 floats)."""
+    session43_floats(monkeypatch)  # (**) session 44, lead: the switch-on
     switch(monkeypatch, "HAT_PIECES", False)  # (**) session 38, lead: HAT_PIECES (§53) moves this pinned float
     old = {10**6: 5.005132761740945e-11, 10**8: 5.579614523144767e-10}
     for n, up_old in old.items():

@@ -8,6 +8,8 @@ n = 2 quadrature of the replace delta (tests/_rev30b_replace_reference.py). Coun
 
 from __future__ import annotations
 
+from _main_floats34 import session43_floats
+
 import math
 
 import pytest
@@ -78,6 +80,7 @@ MAIN = [(1.0, 1000, 1.0, (0.0039874846477264275, 0.003994801178282095)),
 @pytest.mark.parametrize("s, n, eps, main", MAIN)
 def test_switch_off_gives_main_floats(s, n, eps, main, monkeypatch):
     """``VIA_BOTTOM_LOOSE_SEARCH = False``: main's brackets, bit for bit."""
+    session43_floats(monkeypatch)  # (**) session 44, lead: the switch-on
     switch(monkeypatch, "VIA_BOTTOM_CHORD", False)  # (**) session 41, rep41: docs/accountant.md §9.19 moves this cell
     switch(monkeypatch, "HAT_LOWER", False)  # (**) session 35, big35: pins main's floats; §45's values: test_big35_hat_lower.py
     switch(monkeypatch, "VIA_BOTTOM_LOOSE_SEARCH", False)

@@ -10,6 +10,8 @@ value above their lower value; (4) the reviewers' n = 2 quadrature of the replac
 
 from __future__ import annotations
 
+from _main_floats34 import session43_floats
+
 import math
 
 import pytest
@@ -115,6 +117,7 @@ MAIN = [(1.0, 1000, 1.0, (0.003987703098480109, 0.003994951130461365)),
 @pytest.mark.parametrize("s, n, eps, main", MAIN)
 def test_switch_off_gives_main_floats(s, n, eps, main, monkeypatch):
     """``VIA_BOTTOM_BUDGET = VIA_BOTTOM_SEARCH_B = False``: main's brackets, bit for bit."""
+    session43_floats(monkeypatch)  # (**) session 44, lead: the switch-on
     switch(monkeypatch, "VIA_BOTTOM_BUDGET", False)
     switch(monkeypatch, "VIA_BOTTOM_SEARCH_B", False)
     switch(monkeypatch, "HAT_PIECES", False)  # (**) session 38, lead: HAT_PIECES (§53) moves this pinned float

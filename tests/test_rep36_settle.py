@@ -9,6 +9,8 @@ value must lie above their chain's lower value; (4) the reviewers' n = 2 quadrat
 
 from __future__ import annotations
 
+from _main_floats34 import session43_floats
+
 import math
 
 import pytest
@@ -122,6 +124,7 @@ MAIN = [(2.0, 1000, 0.01, (0.0231363009230708, 0.023289858797799254)),
 @pytest.mark.parametrize("s, n, eps, main", MAIN)
 def test_switches_off_give_main_floats(s, n, eps, main, monkeypatch):
     """``VIA_BOTTOM_SETTLE_GAIN = 0``, ``VIA_BOTTOM_FLOOR_STOP = False``: main's brackets, bit for bit."""
+    session43_floats(monkeypatch)  # (**) session 44, lead: the switch-on
     switch(monkeypatch, "CHERNOFF_LOG_STEP", False)  # (**) session 42, g05: docs/accountant_tail.md §62.1
     switch(monkeypatch, "VIA_BOTTOM_CHORD", False)  # (**) session 41, rep41: docs/accountant.md §9.19 moves this cell
     switch(monkeypatch, "BODY_LEAP_EIGHT", False)  # (**) session 41, body41: docs/accountant_tail.md §59.2

@@ -10,6 +10,8 @@ n = 2 quadrature (tests/_rev30b_replace_reference.py); (4) an independent zero-o
 
 from __future__ import annotations
 
+from _main_floats34 import session43_floats
+
 import mpmath as mp
 import pytest
 
@@ -130,6 +132,7 @@ class _Count:
 
 @pytest.mark.parametrize("s, n, eps, main", MAIN)
 def test_switch_off_gives_main_floats(s, n, eps, main, monkeypatch):
+    session43_floats(monkeypatch)  # (**) session 44, lead: the switch-on
     switch(monkeypatch, "VIA_BOTTOM_CLOSED_EDGE", False)
     switch(monkeypatch, "HAT_PIECES", False)  # (**) session 38, lead: HAT_PIECES (§53) moves this pinned float
     assert _gauss(s, n).get_delta_bounds(eps) == main

@@ -10,6 +10,8 @@ quadrature of the replace delta (tests/_rev30b_replace_reference.py). Counts of 
 
 from __future__ import annotations
 
+from _main_floats34 import session43_floats
+
 import math
 import random
 
@@ -102,6 +104,7 @@ MAIN = [(0.46, 100000, 0.5, (0.43111795063841474, 0.43331880120458316)),
 @pytest.mark.parametrize("s, n, eps, main", MAIN)
 def test_switch_off_gives_main_floats(s, n, eps, main, monkeypatch):
     """``VIA_BOTTOM_COVER_TARGET = False``: main's brackets, bit for bit."""
+    session43_floats(monkeypatch)  # (**) session 44, lead: the switch-on
     switch(monkeypatch, "BODY_LOWER_POSITION", False)  # (**) session 40, lead: §57.4
     switch(monkeypatch, "VIA_BOTTOM_COVER_TARGET", False)
     assert _gauss(s, n).get_delta_bounds(eps) == main

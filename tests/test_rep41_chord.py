@@ -10,6 +10,8 @@ cell. Counts of certifications, no timings.
 
 from __future__ import annotations
 
+from _main_floats34 import session43_floats
+
 import math
 
 import pytest
@@ -135,6 +137,7 @@ def test_report_above_the_tight_chain_and_fewer_certifications(s, n, eps, monkey
 def test_switches_off_give_mains_floats(monkeypatch):
     """GaussianRandomizer(2), n = 1000, eps = 2, replace: main 4eee1c4c's bracket bit for bit with the switches off (the
     rules move it)."""
+    session43_floats(monkeypatch)  # (**) session 44, lead: the switch-on
     lo, up = _gauss(2.0, 1000).get_delta_bounds(2.0)
     assert (float(lo), float(up)) != MAIN
     _off(monkeypatch)

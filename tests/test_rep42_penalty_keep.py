@@ -8,6 +8,8 @@ as §9), and the split search with the switch off (session 41's floats, pinned b
 
 from __future__ import annotations
 
+from _main_floats34 import session43_floats
+
 import math
 
 from hypothesis import given, settings
@@ -47,6 +49,7 @@ def test_rule_keeps_the_searchs_leg_b_and_the_chain_stays_certified(monkeypatch)
     (both are brackets of the same chain), (d) the switch off reproduces session 41's floats and certifies leg B
     below 0.1, its upper value within 2e-4 of the rule's. (Caught: the rule keeping leg B at rel_tol 1 (upper 1 %
     above); the rule before the mirror of §9.17; the chain without e^{e1} on leg B.)"""
+    session43_floats(monkeypatch)  # (**) session 44, lead: the switch-on
     s, n, eps = CELL
     r, seen = _report(s, n, eps)
     e1 = float(r.terms["epsilon_split"])

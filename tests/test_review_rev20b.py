@@ -1,3 +1,4 @@
+from _main_floats34 import session43_floats
 """Replace-one through bot (GaussianRandomizer, one dimension): get_delta_bounds floats pinned to the values of the
 accountant before the faster get_epsilon search, and get_epsilon's answer checked at n = 2 against the true chain
 A(e1) + e^{e1} B(e2) of the blanket legs (quadrature of tests/_blanket_pieces.py), minimised over the split by a
@@ -49,6 +50,7 @@ PINNED = [
 
 @pytest.mark.parametrize("s,n,eps,hexes", PINNED)
 def test_get_delta_bounds_floats_unchanged(s, n, eps, hexes, monkeypatch):
+    session43_floats(monkeypatch)  # (**) session 44, lead: the switch-on
     switch(monkeypatch, "HAT_LOWER", False)  # (**) session 35, big35: pins main's floats; §45's values: test_big35_hat_lower.py
     main_floats(monkeypatch)  # (**) session 34, tail34: un-nested, pins an older rule's floats on purpose: docs/accountant_tail.md §44's switches off
     # (**) session 37, lead: §9.14's split at leg B's cliff edge moves the n = 2 floats (tests/test_rep37_closed_edge.py)

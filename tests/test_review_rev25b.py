@@ -5,6 +5,8 @@ DFT at 40 digits, and get_delta_bounds floats pinned from branch s25 (computed t
 
 from __future__ import annotations
 
+from _main_floats34 import session43_floats
+
 import math
 from fractions import Fraction
 
@@ -230,6 +232,7 @@ def test_far_tail_settle_gives_the_floats_of_s25(sigma0, n, eps, lo_hex, up_hex,
     (no float moves on these 9 cells nor on the 92-cell sweep): the lower-value test of _settle dropped (the builder's
     tests/test_rep25_far_tail_settle.py catches it), the cut allowed in the last round (speed only). §25: the engine's
     second run without the accurate DFT (budget 0 in lattice.engine's rerun): 3 of 9 cells move with the rule off."""
+    session43_floats(monkeypatch)  # (**) session 44, lead: the switch-on
     switch(monkeypatch, "CHERNOFF_LOG_STEP", False)  # (**) session 42, g05: docs/accountant_tail.md §62.1
     switch(monkeypatch, "VIA_BOTTOM_CHORD", False)  # (**) session 41, rep41: docs/accountant.md §9.19 moves this cell
     switch(monkeypatch, "BODY_LEAP_EIGHT", False)  # (**) session 41, body41: docs/accountant_tail.md §59.2

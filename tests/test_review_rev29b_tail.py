@@ -19,6 +19,8 @@ requests of the split search of docs/accountant.md §9; fixed at big29's d42c38b
 
 from __future__ import annotations
 
+from _main_floats34 import session43_floats
+
 import pytest
 
 from _review28_ak_reference import GaussXBot, d_up_ak
@@ -103,6 +105,7 @@ def test_replace_one_bracket_at_rel_tol_1e2_nested_in_mains(monkeypatch):
     one. (Found by this review at big29's a095a59: §33.2's coarser step reached the replace-one split search's loose
     leg requests, [0.017512323675632727, 0.017528397073803395], the upper value out of main's bracket; big29's
     d42c38b restricts the loose step to n >= 1e7 and gives main's floats again.)"""
+    session43_floats(monkeypatch)  # (**) session 44, lead: the switch-on
     switch(monkeypatch, "VIA_BOTTOM_CHORD", False)  # (**) session 41, rep41: docs/accountant.md §9.19 moves this cell
     from sharpdp.shuffle.accountant.via_bottom_cliff import CliffSearch
 

@@ -24,6 +24,8 @@ References, independent of the rules reviewed:
 
 from __future__ import annotations
 
+from _main_floats34 import session43_floats
+
 import math
 
 import numpy as np
@@ -154,6 +156,7 @@ BASE = {
 def test_rules_off_give_mains_floats(monkeypatch):
     """§34.2 and §34.3 off: what remains (§34.1's choice of rounds, §34.4's certain rejections) gives main's floats
     bit for bit."""
+    session43_floats(monkeypatch)  # (**) session 44, lead: the switch-on
     switch(monkeypatch, "CHERNOFF_LOG_STEP", False)  # (**) session 42, g05: docs/accountant_tail.md §62.1
     switch(monkeypatch, "BODY_LEAP_EIGHT", False)  # (**) session 41, body41: docs/accountant_tail.md §59.2
     switch(monkeypatch, "BODY_LOWER_POSITION", False)  # (**) session 40, lead: §57.4

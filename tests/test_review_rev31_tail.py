@@ -25,6 +25,8 @@ References, independent of the rules reviewed:
 
 from __future__ import annotations
 
+from _main_floats34 import session43_floats
+
 import pytest
 
 from sharpdp.shuffle import BlanketMixedGaussian, GaussianRandomizer, ShuffleAccountant, clear_caches
@@ -66,6 +68,7 @@ BASE = {
 @pytest.mark.usefixtures("session33_floats")  # (**) session 34, lead: un-nested rules off, pins session 33's floats on purpose; the new rules' values are checked against references in the session-34 files
 def test_default_requests_keep_mains_floats(monkeypatch):
     """Requests at rel_tol 1e-2: both rules start below it, the moved functions compute the same floats."""
+    session43_floats(monkeypatch)  # (**) session 44, lead: the switch-on
     switch(monkeypatch, "CHERNOFF_LOG_STEP", False)  # (**) session 42, g05: docs/accountant_tail.md §62.1
     switch(monkeypatch, "FEW_MULTI_JUMP", False)  # (**) session 40, lead: §8.19
     switch(monkeypatch, "BODY_LOWER_POSITION", False)  # (**) session 40, lead: §57.4
@@ -109,6 +112,7 @@ MOVED = {(BMG_A_1E8_4, 10**8, "replace", 4.0)}
 def test_finer_requests_meet_session30s_brackets(monkeypatch):
     """Every cell: the rel_tol 1e-3 bracket meets main's (two certified brackets of one value), and equals it to the
     last digit where no bracket was claimed to move."""
+    session43_floats(monkeypatch)  # (**) session 44, lead: the switch-on
     switch(monkeypatch, "CHERNOFF_LOG_STEP", False)  # (**) session 42, g05: docs/accountant_tail.md §62.1
     switch(monkeypatch, "BODY_LOWER_POSITION", False)  # (**) session 40, lead: §57.4
     switch(monkeypatch, "HAT_LOWER", False)  # (**) session 35, big35: pins main's floats; §45's values: test_big35_hat_lower.py

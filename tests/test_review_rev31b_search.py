@@ -20,6 +20,8 @@ above delta (1.0007-1.033 delta); with the rule forced onto 146 cells every answ
 
 from __future__ import annotations
 
+from _main_floats34 import session43_floats
+
 import importlib.util
 
 import pytest
@@ -106,6 +108,7 @@ OFF_CELLS = [
 def test_rule_off_is_mains_search_float_for_float(monkeypatch, spec, n, adj, delta, ref):
     """With ``first_point`` returning the Gaussian-limit guess and ``ONE_PASS`` off, get_epsilon is main's (the rule
     touches nothing else below n = 1e7)."""
+    session43_floats(monkeypatch)  # (**) session 44, lead: the switch-on
     switch(monkeypatch, "BODY_LOWER_POSITION", False)  # (**) session 40, lead: §57.4
     from sharpdp.shuffle.accountant import search
     monkeypatch.setattr(search, "first_point", lambda laws_at, n_, delta_, g0, hi: (g0, None))

@@ -23,6 +23,8 @@ References, independent of the rules reviewed:
 
 from __future__ import annotations
 
+from _main_floats34 import session43_floats
+
 import math
 
 import numpy as np
@@ -295,6 +297,7 @@ def test_bracket_contains_an_fft_estimate(cell):
 @pytest.mark.parametrize("cell", list(BASE), ids=_ids(BASE))
 def test_switch_off_gives_mains_floats(cell, monkeypatch):
     """With ``limits.CLOSED_LOCAL_STAGE`` False the branch gives main's floats bit for bit."""
+    session43_floats(monkeypatch)  # (**) session 44, lead: the switch-on
     switch(monkeypatch, "CHERNOFF_LOG_STEP", False)  # (**) session 42, g05: docs/accountant_tail.md §62.1
     session34_floats(monkeypatch)  # (**) session 35, lead: pins session 34's floats (or a mechanism of them) on purpose; the new rules' values: the session-35 test files
     switch(monkeypatch, "JUMP_HAT_FIRST", False)  # (**) session 36, jump36: pins main's floats; §49's values: test_jump36_hat_first.py

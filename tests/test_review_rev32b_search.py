@@ -19,6 +19,8 @@ value); get_epsilon's answers equal main's floats bit for bit on the cells and t
 
 from __future__ import annotations
 
+from _main_floats34 import session43_floats
+
 import pytest
 from _main_floats34 import machine_same, switch
 
@@ -86,6 +88,7 @@ def _pins():
 @pytest.mark.parametrize("key, delta, main_eps", _pins())
 @pytest.mark.usefixtures("session33_floats")  # (**) session 34, lead: un-nested rules off, pins session 33's floats on purpose; the new rules' values are checked against references in the session-34 files
 def test_get_epsilon_is_mains_float_and_certified(key, delta, main_eps, monkeypatch):
+    session43_floats(monkeypatch)  # (**) session 44, lead: the switch-on
     switch(monkeypatch, "CHERNOFF_LOG_STEP", False)  # (**) session 42, g05: docs/accountant_tail.md §62.1 (key13's answer +1.3e-12 relative)
     switch(monkeypatch, "BODY_LOWER_POSITION", False)  # (**) session 40, lead: §57.4
     n, tag = key

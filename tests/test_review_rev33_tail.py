@@ -13,6 +13,8 @@ their split search in the same session).
 
 from __future__ import annotations
 
+from _main_floats34 import session43_floats
+
 import pytest
 
 from sharpdp.shuffle import (BlanketMixedGaussian, GaussianRandomizer, PrivUnit, RandomizedResponse, ShuffleAccountant,
@@ -82,6 +84,7 @@ PINS = [
 @pytest.mark.parametrize("cell, n, eps, lo, up", PINS)
 @pytest.mark.usefixtures("session33_floats")  # (**) session 34, lead: un-nested rules off, pins session 33's floats on purpose; the new rules' values are checked against references in the session-34 files
 def test_same_floats_as_main_at_default_rel_tol(cell, n, eps, lo, up, monkeypatch):
+    session43_floats(monkeypatch)  # (**) session 44, lead: the switch-on
     switch(monkeypatch, "CHERNOFF_LOG_STEP", False)  # (**) session 42, g05: docs/accountant_tail.md §62.1
     switch(monkeypatch, "BODY_LOWER_POSITION", False)  # (**) session 40, lead: §57.4
     switch(monkeypatch, "HAT_LOWER", False)  # (**) session 35, big35: pins main's floats; §45's values: test_big35_hat_lower.py

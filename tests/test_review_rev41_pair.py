@@ -17,6 +17,8 @@ PrivUnit: least sample / fresh rel_tol-1e-4 lower value 1.0012 (eps 0.0336; also
 
 from __future__ import annotations
 
+from _main_floats34 import session43_floats
+
 import numpy as np
 import pytest
 
@@ -75,7 +77,8 @@ def _sample_or_value(pair, e: float) -> float:
     return float(pair.get_delta(e))
 
 
-def test_krr10_pair_samples_at_or_above_the_exact_binomial_sums():
+def test_krr10_pair_samples_at_or_above_the_exact_binomial_sums(monkeypatch):
+    session43_floats(monkeypatch)  # (**) session 44, lead: the switch-on
     R = RandomizedResponse(10, 4.0)
     clear_caches()
     pair = dominating_pair(ShuffleAccountant(R, 10**4, "replace"), progress=False)

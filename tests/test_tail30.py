@@ -6,6 +6,8 @@ rejections (§34.4: the same floats as the cheap run first; the floor's cap abov
 
 from __future__ import annotations
 
+from _main_floats34 import session43_floats
+
 import math
 
 import numpy as np
@@ -202,6 +204,7 @@ def test_cheap_body_with_allowance_within_its_cost():
 def test_cheap_body_allowance_off_gives_the_floats_of_before(monkeypatch):
     """§34.3: CHEAP_SHARE = 0 gives the bracket of before the rule (the regime map's cell, with §34.2's charge), and
     the rule's bracket intersects it and meets rel_tol."""
+    session43_floats(monkeypatch)  # (**) session 44, lead: the switch-on
     switch(monkeypatch, "BODY_LOWER_POSITION", False)  # (**) session 40, lead: §57.4
     from sharpdp.shuffle import ShuffleAccountant
 

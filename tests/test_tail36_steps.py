@@ -6,6 +6,8 @@ floats with the switches off."""
 
 from __future__ import annotations
 
+from _main_floats34 import session43_floats
+
 import math
 
 import numpy as np
@@ -116,6 +118,7 @@ def test_moved_cells_overlap_main_tight_and_meet_rel_tol(cell):
 @pytest.mark.slow
 @pytest.mark.parametrize("cell", sorted(MAIN_DEFAULT))
 def test_switches_off_restore_main_floats(cell, monkeypatch):
+    session43_floats(monkeypatch)  # (**) session 44, lead: the switch-on
     switch(monkeypatch, "CHERNOFF_LOG_STEP", False)  # (**) session 42, g05: docs/accountant_tail.md §62.1
     switch(monkeypatch, "BODY_LOWER_POSITION", False)  # (**) session 40, lead: §57.4
     switch(monkeypatch, "BODY_END_SNAP", False)

@@ -480,8 +480,8 @@ VIA_BOTTOM_PENALTY_LOWER = 0.5
 # refines the lower value alone; OFF (§2.25.4: 10-RR n = 1e6 -17 % lattice work, PrivUnit n = 1e6 +24 %)
 PAIR42_WARM_SETTLED = False
 # g05, docs/accountant_tail.md §62.1: the Chernoff lambda search's Newton step on the logarithms of F''s two parts;
-# OFF at the merge (§62.4: it moves last bits, <= 3.1e-12, of floats that ~25 older tests pin; opt in with True)
-CHERNOFF_LOG_STEP = False
+# off at session 42's merge, ON since session 44 after a full test run (§62.4: it moves last bits, <= 3.1e-12)
+CHERNOFF_LOG_STEP = True
 # g05, §62.2: the narrowest lognormal cells by the 2-point rule; OFF: its error is NOT proven within kGlRel (the
 # moment's reaches 1.4e-11 at kNarrow2); do not switch it on before a threshold with a proven bound replaces kNarrow2
 CELLS_TWO_NODE = False
@@ -512,13 +512,13 @@ CAL43_CHEAP_N_MAX = 10**8
 # docs/accountant_tail.md §64.1: the narrower lognormal cells by fewer Gauss-Legendre nodes, 2 at kappa <= 1e-4, 3 at
 # kappa <= 1/128, 4 at kappa <= 1/16 (kappa = u1 (|v*| + r + 1)), each tier's truncation proven within kGlRel (Lemma
 # 64.1); False: the 8-point rule (main's floats). CELLS_TWO_NODE (g05, above) now selects this same proven rule (§62.2's
-# unproven one is gone); both False by default (they move last bits)
-CELLS_FEW_NODES = False
+# unproven one is gone); ON since session 44 after a full test run (it moves last bits)
+CELLS_FEW_NODES = True
 # session 43, pair43
 # docs/composition.md §2.26: a dominating pair of a pure-LDP round (atom laws, not through bot) takes every sample upper
 # first (no bracket: not for the even points, not ahead, not in capped_cover) and covers it by U (1 +
-# PAIR43_SETTLED_MARGIN); OFF (§2.26.6: it moves the pairs of every pure-LDP round; not run against every older test)
-PAIR43_SETTLED_COVER = False
+# PAIR43_SETTLED_MARGIN); ON since session 44 after a full test run (§2.26.6: it moves every pure-LDP pair)
+PAIR43_SETTLED_COVER = True
 PAIR43_SETTLED_MARGIN = 1e-3
 # session 43, rep43
 # docs/accountant.md §9.21: a leg through bot asked at one rel_tol is served by the same leg (order, epsilon) certified
@@ -534,9 +534,9 @@ PRIVUNIT_COPLANAR_CHECKED = True
 # session 43, body43
 # docs/accountant_tail.md §65.1: the lattice engine's window sum by Parseval from the power step's few non-zero
 # frequencies (spectral_sum.window_sum, Lemma 65.1) instead of the inverse FFT and the O(N) window loop, at FFT lengths
-# N >= BODY43_SPECTRAL_MIN_N; it moves last bits of E and the round-off term; OFF (not run against every pinned-float
-# test file, §65.4): False gives main's floats
-BODY43_SPECTRAL_SUM = False
+# N >= BODY43_SPECTRAL_MIN_N; it moves last bits of E and the round-off term; ON since session 44 after a full test
+# run (§65.4); False gives session 43's floats
+BODY43_SPECTRAL_SUM = True
 BODY43_SPECTRAL_MIN_N = 2**18
 # session 44, rep44
 # docs/accountant.md §9.22: the golden section's new split (through bot, CliffSearch._golden) is probed first against the
