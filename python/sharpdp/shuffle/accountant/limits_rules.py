@@ -544,3 +544,7 @@ BODY43_SPECTRAL_MIN_N = 2**18
 # where the probe's certified lower value decides it worse, it is not certified at the search's rel_tol (the section's
 # comparisons are main's; the leg cache holds the probe's leg B instead); False: main's legs and floats
 VIA_BOTTOM_GOLDEN_PROBE = False
+# docs/accountant.md §9.22.3: where the loose model search (§9.11) finds no balanced split, the split at the closed-form
+# edge of leg B's cliff (§9.14) is certified first and reported where the split BEYOND_TOL past it is not better
+# (via_bottom_edge_first.edge_first; the chain is convex in e^{e1}, Lemma 9.22.1); False: main's search
+VIA_BOTTOM_EDGE_FIRST = False
