@@ -22,7 +22,7 @@ from sharpdp.shuffle.accountant.results import AccountantReport
 from sharpdp.shuffle.accountant.via_bottom_budget import BudgetSearch, chain
 from sharpdp.shuffle.accountant.via_bottom_chord import cached_chord
 from sharpdp.shuffle.accountant.via_bottom_cliff import Split
-from sharpdp.shuffle.accountant.via_bottom_cover import beyond_reach, cap_refuted
+from sharpdp.shuffle.accountant.via_bottom_cover import beyond_reach, cap_refuted, trivial_refuted
 from sharpdp.shuffle.accountant.via_bottom_edge_first import edge_first
 from sharpdp.shuffle.accountant.via_bottom_mirror import mirror_b, raise_lower
 from sharpdp.shuffle.accountant.via_bottom_penalty import penalty_bound
@@ -188,7 +188,7 @@ class ViaBottom(BudgetSearch):
 
     def _report_splits(self, eps: float, rel_tol: float, eps_in: float) -> AccountantReport:
         """:meth:`report` by the split search at eps (<= 60), reported at eps_in."""
-        if self.SHORTCUTS:
+        if self.SHORTCUTS and not trivial_refuted(self, eps):  # (§9.22.5: no proof can report)
             # early stop (a) of §9 decided by one certified split on loose legs, the cover (every split's value
             # is >= 1: the cap, exactly), the same split on legs at rel_tol (docs/accountant.md §9.3)
             loose = (max(rel_tol, 0.1), self.PROBE_TOL)
