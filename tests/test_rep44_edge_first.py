@@ -192,3 +192,39 @@ def test_edge_first_does_not_fire_where_a_split_beyond_is_better(monkeypatch):
         switch(monkeypatch, "VIA_BOTTOM_EDGE_FIRST", on)
         got.append(_acc(0.46, 1000).report(4.0))
     assert machine_same(got[1].upper, got[0].upper) and machine_same(got[1].lower, got[0].lower)
+
+
+# the cells where the trivial caps refute the cap proofs (§9.22.5: below the value floor, and far below the cap)
+TRIVIAL_CELLS = [(4.6, 10, 8.0), (4.6, 100000, 1.0), (2.0, 1000, 1.0)]
+
+
+@pytest.mark.parametrize("s,n,eps", TRIVIAL_CELLS)
+def test_trivial_refute_same_report_without_closed_forms(s, n, eps, monkeypatch):
+    """§9.22.5: where the legs' E[L_+] at the split 0.35 eps put the chain below 1, the report is that of the switch off
+    (the same floats on the 96 family-e cells) with no closed form of the cap proofs computed; the refutation's caps are
+    upper values of an independent zero-out accountant's legs (their lower values at rel_tol 1e-3 lie below them).
+    (Caught: the caps of the wrong leg order; the proofs skipped at a cell where they report.)"""
+    from sharpdp.shuffle.accountant.closed_forms import trivial_cap
+    from sharpdp.shuffle.laws import laws_for
+
+    got = []
+    for on in (False, True):
+        switch(monkeypatch, "VIA_BOTTOM_TRIVIAL_REFUTE", on)
+        acc = _acc(s, n)
+        got.append((acc.report(eps), len(acc._bottom._closed_cache)))
+    assert machine_same(got[1][0].upper, got[0][0].upper) and machine_same(got[1][0].lower, got[0][0].lower)
+    assert got[1][1] < got[0][1]
+    zo = _acc(s, n, "zero_out", rel_tol=1e-3)
+    e1 = 0.35 * eps
+    for j, e in ((0, e1), (1, _second(eps, e1))):
+        cap = max(trivial_cap(law) for i, (_, law) in enumerate(laws_for(GaussianRandomizer(s, 1), e, "zero_out")) if i == j)
+        assert zo._report(e, 1e-3, only=(j,)).lower <= cap
+
+
+def test_trivial_refute_leaves_the_cap_proofs_where_they_report(monkeypatch):
+    """GaussianRandomizer(0.46), n = 10, eps = 1: the cap (1, 1) is proved (§9.3); the trivial caps do not refute it, and
+    the report is (1, 1) with the switch on as off."""
+    for on in (False, True):
+        switch(monkeypatch, "VIA_BOTTOM_TRIVIAL_REFUTE", on)
+        r = _acc(0.46, 10).report(1.0)
+        assert (r.lower, r.upper) == (1.0, 1.0)
