@@ -235,6 +235,9 @@ void register_accountant(py::module_& m) {
   m.def("chernoff_edge_bound", &chernoff_edge_bound,
         "chernoff_edge and the proven allowance a of its exponent: P(S beyond edge) <= exp(log_target + a)");
   m.def("power", &power, "z^n with its error bound");
+  m.def("set_dft_simd", [](bool on) { return kernels::set_dft_simd(on ? 1 : 0); },
+        "allow (True, the default) or forbid the power step's accurate DFT in AVX2 lanes (the same doubles, "
+        "docs/accountant_tail.md section 67.1); returns whether the AVX2 path runs");
   m.def("window_sums", &window_sums, "positive-part and gap sums over the window");
   m.def("two_atom_bracket", &two_atom_bracket,
         "certified bracket of D_up of a two-atom law in O(sqrt n) (docs/accountant_atoms.md section 12)");

@@ -203,6 +203,7 @@ SESSION43: dict = {
     "CELLS_FEW_NODES": False,  # lead (switched on in session 44)
     "PAIR43_SETTLED_COVER": False,  # lead (switched on in session 44)
     "BODY43_SPECTRAL_SUM": False,  # lead (switched on in session 44)
+    "SPHERE44_KINK_CUT": False,  # g44
     "VIA_BOTTOM_GOLDEN_PROBE": False,  # rep44
     "VIA_BOTTOM_EDGE_FIRST": False,  # rep44
     "VIA_BOTTOM_TRIVIAL_REFUTE": False,  # rep44

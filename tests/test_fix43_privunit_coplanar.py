@@ -182,6 +182,7 @@ def test_switch_off_gives_main_elsewhere(monkeypatch):
 
 def test_checked_variance_raises_when_unsettled(monkeypatch):
     """The t-rule at the old end point (switch off) changes by 1e-4 relative under doubling: a clear error."""
+    switch(monkeypatch, "SPHERE44_KINK_CUT", False)  # (**) session 44, g44: docs/accountant_tail.md §67.4
     switch(monkeypatch, "PRIVUNIT_COPLANAR_CHECKED", False)
     pu = PrivUnit(0.6, -0.3, 3)
     with pytest.raises(RuntimeError, match="did not settle"):
@@ -191,6 +192,7 @@ def test_checked_variance_raises_when_unsettled(monkeypatch):
 def test_unsettled_configuration_is_not_reported(monkeypatch):
     """_checked_best reports the best settled configuration and skips one whose rule does not settle (the old end
     point under the t-rule, switch off); with none settled it raises."""
+    switch(monkeypatch, "SPHERE44_KINK_CUT", False)  # (**) session 44, g44: docs/accountant_tail.md §67.4
     switch(monkeypatch, "PRIVUNIT_COPLANAR_CHECKED", False)
     pu = PrivUnit(0.6, -0.3, 3)
     other = (2.0, 2.2, 1.0)

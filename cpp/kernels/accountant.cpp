@@ -8,12 +8,15 @@
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <memory>
+#include <mutex>
 #include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "common.hpp"
+#include "dft_simd.hpp"
 
 namespace sharpdp {
 namespace kernels {
@@ -195,6 +198,30 @@ Twiddles twiddle_table(std::int64_t N) {
     }
   });
   return tw;
+}
+
+// The last two twiddle tables of the process, by N (docs/accountant_tail.md §67.2): a process may build a table of
+// the same length again (get_epsilon's probes), and a table's N/2 + 1 sincos cost about as much as the DFT that
+// reads it. A kept table is the same doubles
+// as a fresh one (the same expression per entry), so the DFT's values do not depend on whether it was kept. Tables
+// are shared read-only (shared_ptr to const) under a mutex: concurrent calls (the GIL is released) never see a table
+// being filled. At most 2 x 32 MB (N <= 2^22, the table's own cap).
+std::shared_ptr<const Twiddles> twiddle_table_kept(std::int64_t N) {
+  static std::mutex mu;
+  static std::shared_ptr<const Twiddles> kept[2];
+  static std::int64_t kept_n[2] = {-1, -1};
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    for (int i = 0; i < 2; ++i)
+      if (kept[i] && kept_n[i] == N) return kept[i];
+  }
+  auto fresh = std::make_shared<const Twiddles>(twiddle_table(N));
+  std::lock_guard<std::mutex> lock(mu);
+  kept[1] = kept[0];
+  kept_n[1] = kept_n[0];
+  kept[0] = fresh;
+  kept_n[0] = N;
+  return fresh;
 }
 
 // Accurate DFT of the folded tilted pmf y (length N) at frequency k: z_k = sum_r y_r e^{-2 pi i r k / N},
@@ -625,6 +652,11 @@ inline std::complex<double> clog_same(const std::complex<double>& z) {
 
 std::size_t clog_same_mismatches(std::size_t count) { return clog_mismatches(count); }
 
+bool set_dft_simd(int on) {
+  dft_simd::enabled_flag().store(on != 0 ? 1 : 0);
+  return dft_simd::active();
+}
+
 // Power step (docs/accountant.md §3.6.3-3.6.4): Q = exp(n Log z) per frequency, z the computed rfft of the
 // tilted pmf with componentwise error <= e. Returns the l2 norms over the full (Hermitian)
 // spectrum of the bound on |Q~ - Q| and of Q~. Error model per frequency:
@@ -678,15 +710,40 @@ Power power(const std::complex<double>* z, std::size_t Msz, double n, double e, 
         ek.assign(static_cast<std::size_t>(M), e);
         // tabulate the twiddles when the DFT needs at least 2 times as many (4 before session 33: the same doubles) (at most 2^21 + 1 entries, 32 MB)
         const double direct = static_cast<double>(big.size()) * static_cast<double>(rr.size());
-        const Twiddles tw = (2.0 * static_cast<double>(N / 2 + 1) <= direct && N <= (std::int64_t{1} << 22))
-                                ? twiddle_table(N) : Twiddles{};
+        // (the table kept across calls by N: the same doubles, docs/accountant_tail.md §67.2)
+        const std::shared_ptr<const Twiddles> twp = (2.0 * static_cast<double>(N / 2 + 1) <= direct &&
+                                                     N <= (std::int64_t{1} << 22))
+                                                        ? twiddle_table_kept(N) : std::make_shared<const Twiddles>();
+        const Twiddles& tw = *twp;
         zacc.resize(big.size());
         std::vector<double> eacc(big.size());
+        const bool simd = dft_simd::active();
+        (void)simd;
         const std::size_t nb = (big.size() + 15) / 16;
         parallel_blocks(nb, 0, [&](std::size_t blk) {
           const std::size_t i1 = std::min(big.size(), blk * 16 + 16);
           std::int64_t ks[4];
           std::size_t i = blk * 16;
+#ifdef SHARPDP_DFT_AVX2
+          if (simd && !tw.cs.empty()) {  // eight (then four) frequencies per pass in AVX2 lanes (§67.1 of
+            // docs/accountant_tail.md): each lane the scalar code's doubles; a short tail padded with its last frequency
+            std::int64_t k8[8];
+            double sc[32];
+            while (i < i1) {
+              const std::size_t cnt = std::min<std::size_t>(i1 - i, 8);
+              const std::size_t w = cnt > 4 ? 8 : 4;
+              for (std::size_t b = 0; b < w; ++b) k8[b] = big[i + std::min(b, cnt - 1)].second;
+              if (w == 8)
+                dft_simd::dft_lanes<2>(rr.data(), yy.data(), rr.size(), k8, N, tw.cs.data(), sc);
+              else
+                dft_simd::dft_lanes<1>(rr.data(), yy.data(), rr.size(), k8, N, tw.cs.data(), sc);
+              for (std::size_t b = 0; b < cnt; ++b)
+                dft_put(sc[4 * b] + sc[4 * b + 1], sc[4 * b + 2] + sc[4 * b + 3], static_cast<double>(rr.size()),
+                        ysum, zacc[i + b], eacc[i + b]);
+              i += cnt;
+            }
+          }
+#endif
           for (; i + 4 <= i1; i += 4) {  // four frequencies per pass over y
             for (int b = 0; b < 4; ++b) ks[b] = big[i + static_cast<std::size_t>(b)].second;
             dft_accurate<4>(rr, yy, ysum, ks, N, tw, &zacc[i], &eacc[i]);

@@ -76,6 +76,11 @@ ChernoffEdge chernoff_edge_bound(const double* gt, std::size_t K, std::int64_t k
 // power step's clog_same than std::log (0 on the platforms where it runs: docs/accountant_tail.md §42.1).
 std::size_t clog_same_mismatches(std::size_t count);
 
+// The power step's accurate DFT in AVX2 lanes where this CPU has AVX2 (docs/accountant_tail.md §67.1; the same
+// doubles as the plain path): on != 0 allows it (the default), 0 forces the plain path. Returns whether the AVX2 path
+// now runs (false on other CPUs and builds).
+bool set_dft_simd(int on);
+
 // Power step Q = exp(n Log z) per frequency with its error bound (docs/accountant.md §3.6.3-3.6.4).
 // z, out: length M (rfft of the folded tilted pmf y of length N); e: the FFT's componentwise bound.
 struct Power {

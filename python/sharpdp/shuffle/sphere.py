@@ -12,6 +12,7 @@ import numpy as np
 
 from sharpdp import _validation as V
 from sharpdp._quadrature import gauss_legendre
+from sharpdp.shuffle.accountant import limits
 
 __all__ = ["cap_quantities", "canonical_angles", "sphere_tail", "three_cap_measure", "two_cap_measure"]
 
@@ -246,6 +247,8 @@ def three_cap_measure(k: int, theta: float, alpha: float, beta: float, psi: floa
     coef = np.polyfit([-1.0, 0.0, 1.0], [touch(-1.0), touch(0.0), touch(1.0)], 2)
     if np.any(coef != 0):
         cuts += [float(r.real) for r in np.roots(coef) if abs(r.imag) <= 1e-12 * max(1.0, abs(r.real))]
+    if limits.SPHERE44_KINK_CUT and abs(math.sin(psi)) <= 1e-12:
+        cuts += coplanar_kink(theta, ca, sa, cb, sb, cp)
     edges = np.unique(np.clip(np.array([theta, 1.0] + cuts), theta, 1.0))
     t, w = _cos_nodes(edges[:-1], edges[1:], nodes)
     t, w = t.reshape(-1), w.reshape(-1)
@@ -254,6 +257,21 @@ def three_cap_measure(k: int, theta: float, alpha: float, beta: float, psi: floa
     a3 = (theta - t * cb) / (st * sb)
     inner = two_cap_measure(k - 1, a2, a3, cp, nodes)
     return float(np.sum(w * _sphere_density(k, t) * inner))
+
+
+def coplanar_kink(theta: float, ca: float, sa: float, cb: float, sb: float, cp: float) -> list[float]:
+    """The kink t* of :func:`three_cap_measure`'s t-integrand at coplanar configurations (cos psi = cp = +-1, both
+    sines > 0): where the two conditional caps' thresholds a2(t) = (theta - t ca) / (sqrt(1 - t^2) sa) and a3(t) meet,
+    a2 + a3 = 0 at psi = pi (antipodal inner caps) or a2 = a3 at psi = 0: t* = theta (sb + s sa) / (ca sb + s cb sa),
+    s = -cp. The touching quadratic is minus a square there (its double root t*), which ``np.roots`` returns as a
+    complex pair and the cut was lost (docs/worst_case_pairs.md §6.1; the exact cut, docs/accountant_tail.md §67.4).
+    [] where the denominator vanishes (no kink: a2 = a3 identically at psi = 0, alpha = beta) or t* is not finite."""
+    s = -1.0 if cp > 0 else 1.0
+    den = ca * sb + s * cb * sa
+    if den == 0.0:
+        return []
+    t = theta * (sb + s * sa) / den
+    return [t] if math.isfinite(t) else []
 
 
 def _circle_three(theta: float, a2: float, a3: float) -> float:

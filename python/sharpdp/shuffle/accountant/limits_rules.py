@@ -538,6 +538,12 @@ PRIVUNIT_COPLANAR_CHECKED = True
 # run (§65.4); False gives session 43's floats
 BODY43_SPECTRAL_SUM = True
 BODY43_SPECTRAL_MIN_N = 2**18
+# session 44, g44
+# docs/accountant_tail.md §67.4: sphere.three_cap_measure at coplanar configurations (|sin psi| <= 1e-12, d >= 3) cuts
+# its t-integral at the exact kink t* of the conditional caps (sphere.coplanar_kink; the touching quadratic's double
+# root, lost by np.roots, docs/worst_case_pairs.md §6.1); moves PrivUnit's replace-one V there (not a privacy figure);
+# OFF (not run against every pinned-float test file): False gives main's floats
+SPHERE44_KINK_CUT = False
 # session 44, rep44
 # docs/accountant.md §9.22: the golden section's new split (through bot, CliffSearch._golden) is probed first against the
 # kept split (CliffSearch._worse: leg A at the search's rel_tol, leg B at PROBE_TOL to the decision's absolute target);
