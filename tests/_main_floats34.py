@@ -211,6 +211,9 @@ SESSION43: dict = {
     "EPS44_REFIT_STOP": 0.05,  # eps44
     "CAL44_SHAPE_START": False,  # eps44
     "CLOSED44_REACH": 0.0,  # eps44
+    "VIA_BOTTOM_GOLDEN_PROBE": False,  # rep44
+    "VIA_BOTTOM_EDGE_FIRST": False,  # rep44
+    "VIA_BOTTOM_TRIVIAL_REFUTE": False,  # rep44
 }
 
 

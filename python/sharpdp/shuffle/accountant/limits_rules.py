@@ -589,3 +589,17 @@ CAL44_SHAPE_N = 10**8
 # times the acceptance (a choice of route: the far-tail treatment answers, as where the closed form refuses); 0.0: off,
 # main's stages and floats
 CLOSED44_REACH = 0.0
+# session 44, rep44
+# docs/accountant.md §9.22: the golden section's new split (through bot, CliffSearch._golden) is probed first against the
+# kept split (CliffSearch._worse: leg A at the search's rel_tol, leg B at PROBE_TOL to the decision's absolute target);
+# where the probe's certified lower value decides it worse, it is not certified at the search's rel_tol (the section's
+# comparisons are main's; the leg cache holds the probe's leg B instead); False: main's legs and floats
+VIA_BOTTOM_GOLDEN_PROBE = False
+# docs/accountant.md §9.22.3: where the loose model search (§9.11) finds no balanced split, the split at the closed-form
+# edge of leg B's cliff (§9.14) is certified first and reported where the split BEYOND_TOL past it is not better
+# (via_bottom_edge_first.edge_first; the chain is convex in e^{e1}, Lemma 9.22.1); False: main's search
+VIA_BOTTOM_EDGE_FIRST = False
+# docs/accountant.md §9.22.5: the cap proofs of §9.3 skipped before any closed form where the legs' E[L_+] (trivial caps) at
+# the split 0.35 eps put the chain below 1 (via_bottom_cover.trivial_refuted, Lemma 9.18.1); OFF: bit for bit on the 96
+# family-e cells, but the pinned-float test files were not all run with it on (§9.22.6); False: main's proofs
+VIA_BOTTOM_TRIVIAL_REFUTE = False

@@ -22,7 +22,8 @@ from sharpdp.shuffle.accountant.results import AccountantReport
 from sharpdp.shuffle.accountant.via_bottom_budget import BudgetSearch, chain
 from sharpdp.shuffle.accountant.via_bottom_chord import cached_chord
 from sharpdp.shuffle.accountant.via_bottom_cliff import Split
-from sharpdp.shuffle.accountant.via_bottom_cover import beyond_reach, cap_refuted
+from sharpdp.shuffle.accountant.via_bottom_cover import beyond_reach, cap_refuted, trivial_refuted
+from sharpdp.shuffle.accountant.via_bottom_edge_first import edge_first
 from sharpdp.shuffle.accountant.via_bottom_mirror import mirror_b, raise_lower
 from sharpdp.shuffle.accountant.via_bottom_penalty import penalty_bound
 from sharpdp.shuffle.accountant.via_bottom_search import epsilon_search, vertex
@@ -187,7 +188,7 @@ class ViaBottom(BudgetSearch):
 
     def _report_splits(self, eps: float, rel_tol: float, eps_in: float) -> AccountantReport:
         """:meth:`report` by the split search at eps (<= 60), reported at eps_in."""
-        if self.SHORTCUTS:
+        if self.SHORTCUTS and not trivial_refuted(self, eps):  # (§9.22.5: no proof can report)
             # early stop (a) of §9 decided by one certified split on loose legs, the cover (every split's value
             # is >= 1: the cap, exactly), the same split on legs at rel_tol (docs/accountant.md §9.3)
             loose = (max(rel_tol, 0.1), self.PROBE_TOL)
@@ -208,7 +209,8 @@ class ViaBottom(BudgetSearch):
             self._hint = eps - best.e1 if best.upper < 1.0 else None
             return self._as_report(eps_in, best)
         if ct != rel_tol:
-            low = self._below_floor(eps, self._seen)  # (the model's splits)
+            # (the model's splits below the floor; §9.22: the split at the edge of leg B's cliff, where it is the end)
+            low = self._below_floor(eps, self._seen) or edge_first(self, eps, rel_tol, ct)
             if low is not None:
                 return self._as_report(eps_in, low)
         if ct != rel_tol and max(self.split(eps, f, ct).upper for f in self._start(eps)) >= 1.0:

@@ -72,12 +72,26 @@ class CliffSearch:
         while hi - lo > self.SPLIT_TOL:
             if c.upper <= d.upper:
                 hi, d = d.f, c
-                c = self.split(eps, hi - g * (hi - lo), rt)
+                # (§9.22: the new split probed against the kept one first; worse: strictly above d's upper value)
+                c = self._golden_split(eps, hi - g * (hi - lo), rt, math.nextafter(d.upper, math.inf))
             else:
                 lo, c = c.f, d
-                d = self.split(eps, lo + g * (hi - lo), rt)
+                d = self._golden_split(eps, lo + g * (hi - lo), rt, c.upper)
         best, other = (c, d) if c.upper <= d.upper else (d, c)
         return best, (other.f if other.f > best.f else hi)
+
+    def _golden_split(self, eps: float, f: float, rt: float, bar: float) -> Split:
+        """The golden section's new split at f (legs at rel_tol ``rt``), compared with the kept split by ``bar``: with
+        ``limits.VIA_BOTTOM_GOLDEN_PROBE`` (docs/accountant.md §9.22), where a lower value of its chain is >= ``bar``
+        (:meth:`_worse`: legs known already, else leg A at rt and leg B at PROBE_TOL to the decision's absolute target)
+        the split is not certified at rt and stands as a split of upper value inf (every certified upper value of it is
+        >= bar, so the section's comparison decides as on the certified split: it is the worse one, never returned,
+        only its f read); else the split certified at rt (main's)."""
+        if limits.VIA_BOTTOM_GOLDEN_PROBE and math.isfinite(bar) and self._worse(eps, f, rt, bar):
+            e1 = f * eps
+            probed = AccountantReport(e1, 0.0, math.inf, terms={"note": "probed worse (docs/accountant.md §9.22)"})
+            return Split(f, math.inf, 0.0, e1, probed, probed)
+        return self.split(eps, f, rt)
 
     @chording_search
     def _window(self, eps: float, lo: float, hi: float, rt: float) -> tuple[Split, float]:

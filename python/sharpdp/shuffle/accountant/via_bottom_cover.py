@@ -10,7 +10,9 @@ import math
 from typing import Any
 
 from sharpdp.shuffle.accountant import limits
-from sharpdp.shuffle.accountant.limits import U
+from sharpdp.shuffle.accountant.closed_forms import trivial_cap
+from sharpdp.shuffle.accountant.limits import EPS_CAP, U
+from sharpdp.shuffle.laws import laws_for
 
 
 def closing_level(a: float, a_up: float) -> float:
@@ -71,4 +73,27 @@ def cap_refuted(vb: Any, eps: float, rel_tol: float) -> bool:
     return bool((a_up + math.exp(e1) * (1.0 + 4.0 * U) * b_up) * (1.0 + 8.0 * U) < 1.0)
 
 
-__all__ = ["beyond_reach", "cap_refuted", "closing_level"]
+def trivial_refuted(vb: Any, eps: float) -> bool:
+    """True (``limits.VIA_BOTTOM_TRIVIAL_REFUTE``, docs/accountant.md §9.22.5) where the legs' E[L_+] (the trivial caps,
+    ``closed_forms.trivial_cap``: certified upper values of every law's D_up at every n, one stop-loss value each) at the
+    split e1 = SPLITS[0] eps, e2 = eps - e1 lowered as the split's, maximised over each leg's laws, put the chain, rounded
+    up, below 1: no cap proof of §9.3 can report (Lemma 9.18.1 with these upper values), so none is tried and the closed
+    forms they would read (the few-user brackets at small n) are not computed. A choice of steps only; False with the
+    switch off, without a randomizer or where a law cannot be formed."""
+    rnd = getattr(vb.bottom, "randomizer", None)
+    e1 = vb.SPLITS[0] * eps
+    if not limits.VIA_BOTTOM_TRIVIAL_REFUTE or rnd is None or not 0.0 <= e1 <= EPS_CAP:
+        return False
+    e2 = vb._second(eps, e1)
+    caps = []
+    try:
+        for j, e in ((0, e1), (1, e2)):
+            only = vb.legs[j]
+            caps.append(max(trivial_cap(law) for i, (_, law) in enumerate(laws_for(rnd, e, "zero_out"))
+                            if only is None or i in only))
+    except (RuntimeError, ValueError, ArithmeticError):
+        return False
+    return bool((caps[0] + math.exp(e1) * (1.0 + 4.0 * U) * caps[1]) * (1.0 + 8.0 * U) < 1.0)
+
+
+__all__ = ["beyond_reach", "cap_refuted", "closing_level", "trivial_refuted"]
