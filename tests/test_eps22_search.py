@@ -3,6 +3,8 @@ lower values deciding get_delta(0) > delta (docs/accountant.md §8, steps 1 and 
 
 from __future__ import annotations
 
+from _main_floats34 import session43_floats
+
 import math
 
 import pytest
@@ -62,12 +64,13 @@ def test_straddle_ends_phase1_in_two_evaluations(slope_error):
     assert len(xs) >= (3 if slope_error > 1.0 else 2), xs
 
 
-def test_report_lower_above_delta_spares_the_loose_pass_at_half_the_root():
+def test_report_lower_above_delta_spares_the_loose_pass_at_half_the_root(monkeypatch):
     """BMG(0.01568, 0.4185), n = 1e6, delta = 1e-6 (the calibrate_bmg pick at eps = 4): phase 2's lower end is a
     report whose lower value exceeds delta, which rules out the answer 0 (get_delta(0) >= D_up(0) >= that lower
     value); no loose Bracket pass (rel_tol 0.5) is then made. Independent check: a fresh accountant's report at
     one of the points evaluated has lower > delta. Catches: report lower values not recorded (the loose pass
     comes back), or recorded where they are not lower values (the answer 0 would need get_delta(0) <= delta)."""
+    session43_floats(monkeypatch)  # (**) session 44, lead: the switch-on
     rnd = BlanketMixedGaussian(0.0156813351197499, 0.4185088411319987, 1)
     acc = ShuffleAccountant(rnd, 10**6)
     loose: list[float] = []

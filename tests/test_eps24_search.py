@@ -7,6 +7,8 @@ randomizer goes through bot, whose first guess is the zero-out search's answer, 
 
 from __future__ import annotations
 
+from _main_floats34 import session43_floats
+
 import math
 
 import pytest
@@ -126,6 +128,7 @@ def test_snap_still_closes_a_bracket(monkeypatch):
     other end), with and without the look: GaussianRandomizer(1.5), n = 1e4, delta = 1e-4 (the look runs) and
     BMG(0.5, 2), n = 100, delta = 1e-3 (plain laws, no look). The answer's lower neighbour is the snapped point, and
     both ends are certified by fresh accountants."""
+    session43_floats(monkeypatch)  # (**) session 44, lead: the switch-on
     # (**) session 28, eps28: with the look's middle (docs/accountant.md §8.8) the first probe of the look cell lands
     # 0.4 xtol from the root and the next closes the bracket without a snap; the snap's scenario runs on the look's
     # upper value, the rule before

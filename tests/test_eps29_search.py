@@ -5,6 +5,8 @@ fresh accountant's certified get_delta_bounds at the answer (upper value <= delt
 
 from __future__ import annotations
 
+from _main_floats34 import session43_floats
+
 import pytest
 from _main_floats34 import switch
 from test_eps24_search import _traced
@@ -54,6 +56,7 @@ def _fresh_bounds(n: int, eps: float) -> tuple[float, float]:
 def test_gate_stops_the_walk_n1e8(monkeypatch: pytest.MonkeyPatch) -> None:
     """GaussianRandomizer(2, 1), n = 1e8: the first look is all body (share ~1e-10), so the gate keeps one look and
     phase 2's probes; the answer is the walk-off search's float, and certified."""
+    session43_floats(monkeypatch)  # (**) session 44, lead: the switch-on
     switch(monkeypatch, "EPS41_SHAPE_STEP", False)  # (**) session 41, eps41: docs/accountant.md §8.20
     n = 10**8
     # (**) session 36, eps36: _traced counts looks at rel_tol S._LOOK_REL (0.1); the look at the phase-1 root asks 0.3
@@ -82,6 +85,7 @@ def test_phase1_interpolation_saves_a_probe(gamma: float, sigma0: float, n: int,
     """docs/accountant.md §8.9.1 (measured, not enabled): with phase 1's interpolation stop at 10 % phase 2 makes two
     probes (three at 20 %, the default);
     both answers certified by a fresh accountant and within xtol of each other."""
+    session43_floats(monkeypatch)  # (**) session 44, lead: the switch-on
     def make():
         return BlanketMixedGaussian(gamma, sigma0, 1)
 

@@ -10,6 +10,8 @@ the answers and pass counts of the search with both switches off (main's rules).
 
 from __future__ import annotations
 
+from _main_floats34 import session43_floats
+
 import pytest
 from _main_floats34 import switch
 
@@ -116,6 +118,7 @@ def test_look_at_1e8_is_loose_certified_and_the_answer_within_xtol(monkeypatch):
 def test_tie_rule_below_1e8_same_answer_no_more_passes(n, saved, monkeypatch):
     """BlanketMixedGaussian(0.95, 4.6): at n = 1e4 nothing moves; at n = 1e6 its two laws tie within 2 % and phase 1
     follows one (9 -> 6 passes), with the same answer float (measured; the contract checked with fresh accountants)."""
+    session43_floats(monkeypatch)  # (**) session 44, lead: the switch-on
     r = BlanketMixedGaussian(0.95, 4.6, 1)
     e, passes, looks = _counted_epsilon(monkeypatch, r, n)
     switch(monkeypatch, "EPS_TIE_LEAD", 0.0)

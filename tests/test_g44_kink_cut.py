@@ -9,6 +9,8 @@ breakpoint (tests/test_fix43_privunit_coplanar.py's ``mp_three_coplanar``); the 
 
 from __future__ import annotations
 
+from _main_floats34 import session43_floats
+
 import math
 
 import pytest
@@ -50,6 +52,7 @@ def test_no_kink_where_the_thresholds_coincide():
 @pytest.mark.parametrize("k, theta, cfg", [(3, -0.3, OLD_END), (3, -0.3, NEW_END), (4, -0.3, OLD_END),
                                            (3, 0.2, (0.7, 0.9, 0.0)), (5, -0.5, (1.0, 2.0, 0.0))])
 def test_cut_converges_where_the_t_rule_lost_it(monkeypatch, k, theta, cfg):
+    session43_floats(monkeypatch)  # (**) session 44, lead: the switch-on
     ref = float(mp_three_coplanar(k, theta, *cfg))
     off = S.three_cap_measure(k, theta, *cfg)  # main's rule: the kink inside a piece where the double root was lost
     switch(monkeypatch, "SPHERE44_KINK_CUT", True)
@@ -64,6 +67,7 @@ def test_cut_converges_where_the_t_rule_lost_it(monkeypatch, k, theta, cfg):
 
 def test_switch_off_is_mains_rule(monkeypatch):
     """Off: the same float as without the rule's code; on, non-coplanar configurations do not move."""
+    session43_floats(monkeypatch)  # (**) session 44, lead: the switch-on
     cfg = (-0.3, *OLD_END)
     off = S.three_cap_measure(3, *cfg)
     switch(monkeypatch, "SPHERE44_KINK_CUT", True)

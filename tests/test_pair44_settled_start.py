@@ -11,6 +11,8 @@ object (the export's goal is stated against it), and the switch off (main's pass
 
 from __future__ import annotations
 
+from _main_floats34 import session43_floats
+
 import collections
 import math
 
@@ -92,6 +94,7 @@ def test_settled_distance_is_richardson():
 
 
 def test_record_ready_accepts(monkeypatch):
+    session43_floats(monkeypatch)  # (**) session 44, lead: the switch-on
     key = ("FiniteLaw", 0.1, 1000, 0.01, True, True)
     settled_start.record(key, 1.0, 1e-3, {settled_start.CHECKED: (0.02, 1e-5)})  # outside a sweep: no-op
     assert settled_start.get(key) is None

@@ -8,6 +8,8 @@ recorded from main's run of the family-e map)."""
 
 from __future__ import annotations
 
+from _main_floats34 import session43_floats
+
 import math
 
 from hypothesis import given, settings
@@ -93,6 +95,7 @@ def test_real_cell_certified_tight_and_off_gives_mains_floats(monkeypatch):
     (leg A and leg B at 1e-4) at the reported split and its lower value below their upper value (both bracket the same
     chain), (c) its upper value within 1 % (the call's rel_tol) of that tight chain's; (d) the switch off gives main's
     floats. (Caught: a served leg of the other order, its chain then far from the tight one; the switch not read.)"""
+    session43_floats(monkeypatch)  # (**) session 44, lead: the switch-on
     s, n, eps = CELL
     switch(monkeypatch, "VIA_BOTTOM_LEG_SERVE", True)
     acc = _acc(s, n)

@@ -25,6 +25,8 @@ the claim is that any step sequence stays certified, so these brackets must hold
 
 from __future__ import annotations
 
+from _main_floats34 import session43_floats
+
 import math
 
 import pytest
@@ -169,6 +171,7 @@ def test_gaussian_n1e8_fired_cell_against_the_fft_reference(monkeypatch):
     2.7700940e-5] against a plain numpy FFT of the thinned sum from the mechanism's densities
     (tests/_rev29_fft_reference.py, offline, ~3 s CPU and ~0.5 GB: ``G = GaussXBot(1.0, 0.001); richardson(d_up_fft(G,
     G.g - G.E, G.g, 10**8, 0.2, -2.6e5, 2**23))``) 2.7700857e-5, indicator 7.46e-8."""
+    session43_floats(monkeypatch)  # (**) session 44, lead: the switch-on
     v, ind = 2.770085702326314e-05, 7.460340282432182e-08
     on, off, fine = _on_off_fine(monkeypatch, GaussianRandomizer(1.0, 1), 0, 10**8, 0.001)
     assert (on.lower, on.upper) == (off.lower, off.upper)

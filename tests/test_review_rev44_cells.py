@@ -145,14 +145,15 @@ def test_gaussian_randomizers_law_cut_cell(monkeypatch, rule):
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
                                                                   HealthCheck.too_slow])
-@given(rule=st.booleans(), r=st.floats(0.05, 3.0), zl=st.floats(0.001, 0.2), share=st.floats(0.01, 1.0),
+@given(rule=st.booleans(), r=st.floats(0.05, 3.0), frac=st.floats(0.01, 0.9), share=st.floats(0.01, 0.9),
        log_delta=st.floats(-12.0, -1.0))
-def test_clipped_narrow_cells_with_inexact_differences(monkeypatch, rule, r, zl, share, log_delta):
+def test_clipped_narrow_cells_with_inexact_differences(monkeypatch, rule, r, frac, share, log_delta):
     """Cut cells whose differences round (v* <= 0 < z_lo), spans from 1e-12 of the cell's reach up, every tier: the
     kernel's bounds, with the cut cells' charge (docs/accountant.md §2.3), enclose the exact mass and hat weight."""
     switch(monkeypatch, "CELLS_FEW_NODES", rule)
-    reach = 0.25 / (zl + r + 1.0)
-    vs = -share * max(reach - zl, 0.0)
+    reach = 0.25 / (r + 1.25)  # (u1 at kappa = 1/4 where |v*| <= 1/4)
+    zl = frac * reach
+    vs = -share * (reach - zl)
     delta = 0.5 * (reach - (zl - vs)) * 10**log_delta
     law, x0, h = _clipped_cell(r, vs, zl, delta)
     assume(h > 0 and _narrow(law, x0, h)[0] and _rounding_of_u0(law, x0, h) > 0)

@@ -11,6 +11,8 @@ first step exceeds the body's share 0.3 rel_tol (Body_lo + J_lo) (§39.2: no low
 
 from __future__ import annotations
 
+from _main_floats34 import session43_floats
+
 import pytest
 
 from sharpdp.shuffle import BlanketMixedGaussian, ShuffleAccountant
@@ -37,11 +39,14 @@ def passes():
     # (it ends this cell's passes after two, the round's whole bracket within 0.8 rel_tol)
     whole, limits.BODY_WHOLE_STOP = limits.BODY_WHOLE_STOP, False
     DIRTY[0] = True  # (the caches are cleared after this test: tests/conftest.py)
+    mp = pytest.MonkeyPatch()
+    session43_floats(mp)  # (**) session 44, lead: the switch-on (§66.1's first pass at half the step)
     try:
         lo, up = ShuffleAccountant(BlanketMixedGaussian(GAMMA, SIGMA0, 1), N, "zero_out").get_delta_bounds(EPS)
     finally:
         limits.BODY_WHOLE_STOP = whole
         far_tail.lattice_pass = orig
+        mp.undo()
     law, gamma, h0, T, B, _ = rec[0]
     body = [(h, r) for (lw, _, h, _, _, r) in rec if lw is law and not isinstance(r, Coarsen)]
     ref = orig(law, gamma, N, h0 / 8, T, B, 1e-4, 1)

@@ -542,26 +542,24 @@ BODY43_SPECTRAL_MIN_N = 2**18
 # docs/accountant_tail.md §66.1: a far-tail round's first body pass (a bracket's, at n >= BODY44_FIRST_N) aims at
 # half the round's step where the pass at the round's step is expected to be followed by one at its half (the hat
 # window's body bracket misses its share by BODY44_FIRST_MIN to BODY44_FIRST_RATIO times, or its lower value is 0 and
-# the quarter step's lattice exceeds K_MAX; far_tail_steps.first_aim): a choice of passes, every value certified; it
-# moves the brackets where the pass sequence differs; OFF (not run against every pinned-float test file): False gives
-# main's passes and floats
-BODY44_FIRST_SKIP = False
+# the quarter step's lattice exceeds K_MAX; far_tail_steps.first_aim): a choice of passes, every value certified; ON
+# since the lead's full run (session 44); False: session 43's passes and floats
+BODY44_FIRST_SKIP = True
 BODY44_FIRST_N = 10**8
 BODY44_FIRST_MIN = 20.0
 BODY44_FIRST_RATIO = 150.0
 # session 44, g44
 # docs/accountant_tail.md §67.4: sphere.three_cap_measure at coplanar configurations (|sin psi| <= 1e-12, d >= 3) cuts
 # its t-integral at the exact kink t* of the conditional caps (sphere.coplanar_kink; the touching quadratic's double
-# root, lost by np.roots, docs/worst_case_pairs.md §6.1); moves PrivUnit's replace-one V there (not a privacy figure);
-# OFF (not run against every pinned-float test file): False gives main's floats
-SPHERE44_KINK_CUT = False
+# root, lost by np.roots, docs/worst_case_pairs.md §6.1); ON since the lead's full run; False: session 43's floats
+SPHERE44_KINK_CUT = True
 # session 44, pair44
 # docs/composition.md §2.27: in a sweep reading no lower value (a privacy profile's, a pure-LDP round's pair under
 # §2.26) an atom-law sum's upper value first is one pass of the upper law alone at its family's last settled step
 # (settled_start.py), coarsened by the factor the h^2 model of its estimated distance allows up to
 # PAIR44_SETTLED_AIM rel_tol (at most PAIR44_SETTLED_GROW), at most PAIR44_SETTLED_RUNS values in a row, kept at
-# least PAIR44_SETTLED_FALL times the checked value; False: main's passes and floats
-PAIR44_SETTLED_START = False
+# least PAIR44_SETTLED_FALL times the checked value; ON since the lead's full run; False: session 43's floats
+PAIR44_SETTLED_START = True
 PAIR44_SETTLED_RUNS = 8
 PAIR44_SETTLED_AIM = 0.05
 PAIR44_SETTLED_GROW = 2.0
@@ -569,8 +567,8 @@ PAIR44_SETTLED_FALL = 0.1
 # session 44, eps44
 # docs/accountant.md §8.24.1: where get_epsilon's single-big-jump start is not formed (laws not all atom laws), phase 1
 # starts at the root of the shape model "normal body plus one big jump" (shape_start.shape_start) with its slope (a
-# choice of points only); False: the Gaussian-limit guess and its slope (main's points and answers)
-EPS44_SHAPE_START = False
+# choice of points only); ON since the lead's full run; False: the Gaussian-limit guess and its slope (session 43's)
+EPS44_SHAPE_START = True
 # ... only where the largest mean number of other active users (n - 1) gamma over the laws is at least this
 EPS44_SHAPE_ACTIVE = 1000.0
 # ... and phase 1 from that root stops after one upper-only pass where the model's step from it stays within the
@@ -584,22 +582,19 @@ EPS44_REFIT_STOP = 0.05
 # search's target (calibration/gauss_shape.py; a model only); False: the Jensen start of §13.1 (main's evaluations)
 CAL44_SHAPE_START = False
 CAL44_SHAPE_N = 10**8
-# docs/accountant.md §8.24.3: the closed form of docs/accountant_tail.md §18 (concentrated._certify) refuses without its
-# stages 4-5 (§40, §41; their cost is most of the closed form's at n >= 1e8) where stage 3's gap exceeds CLOSED44_REACH
-# times the acceptance (a choice of route: the far-tail treatment answers, as where the closed form refuses); 0.0: off,
-# main's stages and floats
+# docs/accountant.md §8.24.3: the closed form (concentrated._certify) refuses without its stages 4-5 where stage 3's gap
+# exceeds CLOSED44_REACH times the acceptance (a choice of route: the far-tail treatment answers); 0.0: off (main's)
 CLOSED44_REACH = 0.0
 # session 44, rep44
-# docs/accountant.md §9.22: the golden section's new split (through bot, CliffSearch._golden) is probed first against the
-# kept split (CliffSearch._worse: leg A at the search's rel_tol, leg B at PROBE_TOL to the decision's absolute target);
-# where the probe's certified lower value decides it worse, it is not certified at the search's rel_tol (the section's
-# comparisons are main's; the leg cache holds the probe's leg B instead); False: main's legs and floats
+# docs/accountant.md §9.22.2: the golden section's new split (through bot, CliffSearch._golden) is probed first against
+# the kept split (leg B at PROBE_TOL to the decision's target); where the probe's certified lower value decides it worse
+# it is not certified at the search's rel_tol (the section's comparisons are main's); False: main's legs and floats
 VIA_BOTTOM_GOLDEN_PROBE = False
 # docs/accountant.md §9.22.3: where the loose model search (§9.11) finds no balanced split, the split at the closed-form
 # edge of leg B's cliff (§9.14) is certified first and reported where the split BEYOND_TOL past it is not better
-# (via_bottom_edge_first.edge_first; the chain is convex in e^{e1}, Lemma 9.22.1); False: main's search
-VIA_BOTTOM_EDGE_FIRST = False
+# (via_bottom_edge_first.edge_first; the chain is convex in e^{e1}, Lemma 9.22.1); ON since the lead's full run
+VIA_BOTTOM_EDGE_FIRST = True
 # docs/accountant.md §9.22.5: the cap proofs of §9.3 skipped before any closed form where the legs' E[L_+] (trivial caps) at
-# the split 0.35 eps put the chain below 1 (via_bottom_cover.trivial_refuted, Lemma 9.18.1); OFF: bit for bit on the 96
-# family-e cells, but the pinned-float test files were not all run with it on (§9.22.6); False: main's proofs
-VIA_BOTTOM_TRIVIAL_REFUTE = False
+# the split 0.35 eps put the chain below 1 (via_bottom_cover.trivial_refuted, Lemma 9.18.1); ON since the lead's full
+# run (bit for bit on the 96 family-e cells, §9.22.6); False: main's proofs
+VIA_BOTTOM_TRIVIAL_REFUTE = True
