@@ -223,6 +223,16 @@ def session43_floats(monkeypatch) -> None:
         switch(monkeypatch, name, value)
 
 
+#: every session-45 switch at its session-44 value (appended by session 45's builders)
+SESSION44: dict = {}
+
+
+def session44_floats(monkeypatch) -> None:
+    """Every session-45 switch at its session-44 value for one test: session 44's floats (and passes)."""
+    for name, value in _since(44).items():
+        switch(monkeypatch, name, value)
+
+
 def _since(first: int) -> dict:
     """The dicts SESSION<first> to the last one merged in that order (a switch listed twice takes the later entry)."""
     last = max(int(k[7:]) for k in globals() if k.startswith("SESSION") and k[7:].isdigit())

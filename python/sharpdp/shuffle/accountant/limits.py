@@ -111,3 +111,4 @@ VIA_BOTTOM_LOOSE_SEARCH = True
 
 # the switches of sessions 35 on (read them as limits.<NAME>: a pinned value reaches every reader)
 from sharpdp.shuffle.accountant.limits_rules import *  # noqa: E402, F403
+from sharpdp.shuffle.accountant.limits_rules2 import *  # noqa: E402, F403

@@ -3,8 +3,8 @@
 ``limits`` re-exports every name here, so tests and users pin a rule with ``limits.<NAME> = value`` (never import a
 switch by name: a pinned value would not reach you). Each switch cites the docs section that proves its rule; each is
 a choice of which certified computation runs (or, where it says so, a certified bound of its own): the value that
-reproduces an earlier session's floats is in ``tests/_main_floats34.py``. New switches are appended at the end of this
-file under ``# session N, NAME``.
+reproduces an earlier session's floats is in ``tests/_main_floats34.py``. The switches of sessions 45 on are in
+``limits_rules2.py``.
 """
 
 # session 35, exp35

@@ -1,0 +1,8 @@
+"""The switches of the accountant's speed rules of sessions 45 on, read as ``limits.<NAME>`` only.
+
+The continuation of ``limits_rules.py`` (which reached the accountant's 600-line rule): ``limits`` re-exports every
+name here the same way, so tests and users pin a rule with ``limits.<NAME> = value`` (never import a switch by name: a
+pinned value would not reach you). Each switch cites the docs section that proves its rule; the value that reproduces
+an earlier session's floats is in ``tests/_main_floats34.py``. New switches are appended at the end of this file under
+``# session N, NAME``.
+"""
