@@ -295,9 +295,10 @@ def _wait(step: str, what: str, why: str | None = None) -> Iterator[None]:
     from sharpdp.cli import slow_note
 
     why = why or (f"{what}, with no count to show progress on (one certified value takes milliseconds for k-RR and "
-                  "most BMGs, up to seconds for heavy-tailed BMGs and the Gaussian randomizer (gamma = 0) at "
-                  "n >= 10^8 or a small epsilon, and a search several such values: docs/accountant.md §6.2, "
-                  "docs/cli.md §2); Ctrl-C stops it")
+                  "most BMGs, up to seconds for heavy-tailed BMGs at n >= 10^8 or a small epsilon, and a search "
+                  "several such values; with the Gaussian randomizer (gamma = 0) a search takes a few seconds at "
+                  "n = 1000, tens of seconds at n = 10^6 and minutes at n = 10^9 on a busy machine: docs/accountant.md "
+                  "§6.2, docs/cli.md §2); Ctrl-C stops it")
     terminal = is_terminal(sys.stderr)
     if terminal:
         print(f"sharpdp account: {step}: {why}", file=sys.stderr, flush=True)
