@@ -436,7 +436,8 @@ def format_text(result: dict[str, Any]) -> str:
                 enumerate(zip(result["s"], result["bound"]))]
         head = (f"'Privacy-Preserving Cramer-Rao Lower Bound', Section 5.1 mechanism comparison, "
                 f"{result['trials']} trials per s "
-                "(MSE / privacy-preserving CRLB; 1 = attains the bound)")
+                "(columns: s, bound = the privacy-preserving CRLB at s, then each mechanism's MSE / bound; "
+                "1 = attains the bound)")
         return _join(head, _fmt_rows(["s", "bound"] + names, rows), files)
     if exp == "5.3":
         keys = ["K", "bound", "mse_ml", "mse_avg_gaussian", "mse_avg_laplace", ML_INFO_COLUMN]

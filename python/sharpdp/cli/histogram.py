@@ -664,7 +664,9 @@ def _format_lines(result: dict[str, Any]) -> str:
              f"shifted-log Gaussian: r = {result['r']:g}, "
              f"r0 = {'(none: no noise at r = 1)' if result['r0'] is None else format(result['r0'], 'g')}, "
              f"c = {result['c']:g}, "
-             f"sigma = {math.inf if result['sigma'] is None else result['sigma']:.6g}, integer = {result['integer']}",
+             f"sigma = {math.inf if result['sigma'] is None else result['sigma']:.6g}, "
+             + ("released as integers (--integer)" if result["integer"] else
+                "released as reals (--integer rounds them to integers)"),
              f"guarantee for a member of a group of size n (target delta = {result['delta']:g}; "
              f"{result['epsilon_method']}):"]
     g = result["guarantee"]
