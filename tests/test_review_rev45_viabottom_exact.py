@@ -17,7 +17,6 @@ n = 10 and 1e3 against the switches off).
 
 from __future__ import annotations
 
-import math
 
 import numpy as np
 import pytest
