@@ -91,3 +91,22 @@ def test_upper_above_the_exact_pair_divergence_n2_property(monkeypatch, s, eps):
     ex = max(h_quad2(s, x, eps) for x in (0.0, 1.0))
     assert r.lower <= r.upper <= 1.0
     assert r.upper >= ex * (1 - 1e-6) - 1e-10, (r.upper, ex)
+
+
+@settings(max_examples=30, deadline=None)
+@given(s=st.floats(0.3, 6.0), eps=st.floats(0.0, 9.0), j=st.sampled_from([0, 1]))
+def test_trivial_caps_above_quadrature(s, eps, j):
+    """§9.22.5's refutation reads ``closed_forms.trivial_cap`` (E[L_+] of each leg's law, certified) as upper values of
+    the legs: each is at least E[L_+] of the mechanism's own law by scipy quadrature (tests/_rev42_zero_ref.py's
+    ``gauss_laws``, written from the mechanism; 1e-9 relative slack for quad). (Were it below, the refutation could
+    skip a cap proof that would report.)"""
+    import _rev42_zero_ref as ref
+    from sharpdp.shuffle.accountant.closed_forms import trivial_cap
+    from sharpdp.shuffle.laws import laws_for
+
+    R = GaussianRandomizer(s, 1)
+    leg = R.zero_out_legs()[j][0]
+    law = laws_for(R, eps, "zero_out")[leg][1]
+    _, laws = ref.gauss_laws(s, eps)
+    want = ref.stop(laws[j], 0.0)
+    assert trivial_cap(law) >= want * (1 - 1e-9) - 1e-300, (trivial_cap(law), want)
