@@ -33,24 +33,35 @@ def _answer(monkeypatch, mk, n: int, adj: str, delta: float, active: float) -> t
         switch(mp, "EPS44_SHAPE_START", True)
         switch(mp, "EPS44_SHAPE_ACTIVE", active)
         calls = spy(mp, "shape_start", search)
-        eps = float(ShuffleAccountant(mk(), n, adj).get_epsilon(delta))
+        acc = ShuffleAccountant(mk(), n, adj)
+        eps = float(acc.get_epsilon(delta))
+        own = acc.get_delta(eps)
         clear_caches()
+    assert own <= delta, ("the searching accountant's get_delta at its answer above delta", eps, own, delta)
     return eps, any(out is not None for _, out in calls)
 
 
 def _certified(mk, n: int, adj: str, eps: float, delta: float) -> None:
-    up = ShuffleAccountant(mk(), n, adj).get_delta(eps)
+    """A fresh get_delta at the answer <= delta; through bot (replace) within the budget docs/accountant.md §9.14
+    allows a fresh report (VIA_BOTTOM_BUDGET_SHARE rel_tol above delta: the same split's chain certified to its
+    bracket's budget; found by this property at GaussianRandomizer(2.83), n = 1e4, delta = 1e-4: +2.1e-5 relative, a
+    rel_tol-1e-3 report at the same split 9.9885e-5 <= delta). A fresh rel_tol-1e-3 lower value <= delta (zero-out: a
+    lower value of delta itself; through bot: of the chain at the fresh report's split, which is >= the bound)."""
+    acc = ShuffleAccountant(mk(), n, adj)
+    up = acc.get_delta(eps)
     clear_caches()
     lo, _ = ShuffleAccountant(mk(), n, adj, rel_tol=1e-3).get_delta_bounds(eps)
     clear_caches()
-    assert up <= delta, ("a fresh get_delta at the answer above delta", eps, up, delta)
+    slack = limits.VIA_BOTTOM_BUDGET_SHARE * acc.rel_tol if adj == "replace" else 0.0
+    assert up <= delta * (1 + slack), ("a fresh get_delta at the answer above delta", eps, up, delta)
     assert lo <= delta, ("delta(answer) above the target", eps, lo, delta)
 
 
 @pytest.mark.parametrize("g, s, n, adj, delta, starts", [(0.1, 2.0, 10**7, "zero_out", 1e-8, True),
                                                          (0.2, 1.0, 10**5, "zero_out", 1e-6, True),
                                                          (0.0389, 0.529, 10**7, "zero_out", 1e-9, False),
-                                                         (0.0, 2.0, 10**4, "replace", 1e-6, None)])
+                                                         (0.0, 2.0, 10**4, "replace", 1e-6, None),
+                                                         (0.0, 2.8307631959780246, 10**4, "replace", 1e-4, None)])
 def test_answer_certified_on_cells_where_the_rule_starts(monkeypatch, g, s, n, adj, delta, starts):
     mk = (lambda: GaussianRandomizer(s, 1)) if g == 0.0 else (lambda: BlanketMixedGaussian(g, s, 1))  # noqa: E731
     eps, started = _answer(monkeypatch, mk, n, adj, delta, 1000.0)
