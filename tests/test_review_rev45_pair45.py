@@ -6,7 +6,8 @@ Claim attacked: the pair dominates (Claim A of §2.26.3: every pair value at or 
 rounds with gamma > 0 at n = 1e2-1e6; the gate (``isinstance(randomizer, BlanketMixedGaussian)``) also admits
 GaussianRandomizer (the gamma = 0 BMG subclass) under zero-out and rounds at n >= 1e7 (the far-tail engine's upper
 values first). Reference: a fresh accountant at rel_tol 1e-3 (switch off): its certified lower values at the pair's
-samples and midpoints must be at or below the pair's values (else the pair under-reports).
+samples and midpoints must be at or below the pair's values (else the pair under-reports). (GaussianRandomizer(2),
+n = 1e6 passed too: 470 s under a load of 13, not kept.)
 """
 
 from __future__ import annotations
@@ -23,7 +24,6 @@ from _rev44_spy import spy
 pytestmark = pytest.mark.skipif(not hasattr(limits, "PAIR45_SETTLED_BMG"), reason="rule of a branch not merged")
 
 ROUNDS = {"gauss1_1e4": (lambda: GaussianRandomizer(1.0, 1), 10**4),
-          "gauss2_1e6": (lambda: GaussianRandomizer(2.0, 1), 10**6),
           "bmg_1e7": (lambda: BlanketMixedGaussian(0.0133, 0.395, 1), 10**7)}
 
 
@@ -41,7 +41,7 @@ def test_pair_at_or_above_certified_lower_values(monkeypatch, name):
     assert sum(int(np.sum(out[1])) for _, out in calls) > 0  # (the rule covered samples)
     se = np.asarray(pair.sample_epsilons)
     pts = np.unique(np.concatenate([se, 0.5 * (se[1:] + se[:-1])]))
-    pts = pts[np.unique(np.linspace(0, pts.size - 1, 24).astype(int))]
+    pts = pts[np.unique(np.linspace(0, pts.size - 1, 16).astype(int))]
     with monkeypatch.context() as mp:
         switch(mp, "PAIR45_SETTLED_BMG", False)
         los = np.asarray(ShuffleAccountant(mk(), n, rel_tol=1e-3).get_delta_bounds(pts)[0])
