@@ -84,3 +84,15 @@ def test_krr_answer_below_the_exact_divergence(monkeypatch, k, eps0, logn, logd,
     up = ShuffleAccountant(mk(), n, adj).get_delta(eps)
     clear_caches()
     assert up <= delta
+
+
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
+                                                                  HealthCheck.too_slow])
+@given(g=st.sampled_from([0.0, 0.01, 0.1]), s=st.floats(0.4, 4.0), logn=st.integers(4, 8), logd=st.integers(-10, -4))
+def test_bmg_answer_certified_with_phase_1_skipped_property(monkeypatch, g, s, logn, logd):
+    """The rule forced (gate 1e300) with the shape start on (eps45's later commit skips phase 1 at the shape start of
+    docs/accountant.md §8.24.1 as well): BMG and Gaussian rounds, zero-out, n from 1e4 to 1e8."""
+    switch(monkeypatch, "EPS44_SHAPE_START", True)
+    mk = (lambda: GaussianRandomizer(s, 1)) if g == 0.0 else (lambda: BlanketMixedGaussian(g, s, 1))  # noqa: E731
+    eps, _ = _answer(monkeypatch, mk, 10**logn, 10.0**logd, 1e300)
+    _certified(mk, 10**logn, eps, 10.0**logd)
