@@ -217,6 +217,7 @@ def test_whole_calls_keep_main_brackets(sigma0, n, eps, want):
 def density_up_main(law, s):
     """main's LognormalLaw.density_up, as it stood (the reference of the in-place form)."""
     from sharpdp.shuffle.accountant.limits import U as _U
+    from sharpdp.shuffle.laws.lognormal import _density_log_domain
 
     s = np.atleast_1d(np.asarray(s, dtype=float))
     out = np.full(s.shape, np.inf)
@@ -231,11 +232,8 @@ def density_up_main(law, s):
         ex = np.exp(-0.5 * vb * vb)
         f = law.weight * ex / (math.sqrt(2 * math.pi) * r * q_lo) * (1 + 1e-12)
         low = ~((ex >= 1e-300) & (f >= 1e-300))
-        if np.any(low):
-            lt = math.log(law.weight) - 0.5 * vb * vb - math.log(math.sqrt(2 * math.pi) * r) - np.log(q_lo)
-            lt = lt + 1e-9 * (abs(math.log(law.weight)) + 0.5 * vb * vb + abs(math.log(r)) + np.abs(np.log(q_lo))
-                              + 1.0)
-            f = np.where(low, np.maximum(np.exp(np.minimum(lt, 700.0)), 1e-300), f)
+        if np.any(low):  # (main's log-domain branch, unchanged: moved into a helper)
+            f = np.where(low, _density_log_domain(law.weight, vb, r, q_lo), f)
         good = np.isfinite(s) & (q_lo > 0) & np.isfinite(v) & (v - dv >= -r)  # (main: outside errstate, a warning)
     out[good] = f[good]
     return out

@@ -164,6 +164,14 @@ class TwoTermForm:
     key: tuple
 
 
+def _density_log_domain(weight: float, vb, r: float, q_lo):
+    """:meth:`LognormalLaw.density_up`'s value where a product or quotient falls below the normal range: the
+    log-domain value of w phi(vb) / (r q_lo), raised by 1e-9 of its terms' magnitudes, and at least 1e-300."""
+    lt = math.log(weight) - 0.5 * vb * vb - math.log(math.sqrt(2 * math.pi) * r) - np.log(q_lo)
+    lt = lt + 1e-9 * (abs(math.log(weight)) + 0.5 * vb * vb + abs(math.log(r)) + np.abs(np.log(q_lo)) + 1.0)
+    return np.maximum(np.exp(np.minimum(lt, 700.0)), 1e-300)
+
+
 class LognormalLaw(Law):
     """Sub-probability law of ``L = a + b X+ + b_minus X-`` on ``{Z > z_lo}``, weighted.
 
@@ -519,10 +527,7 @@ class LognormalLaw(Law):
             # there the log-domain value, raised by 1e-9 of its terms' magnitudes, and at least 1e-300
             low = ~((ex >= 1e-300) & (f >= 1e-300))
             if np.any(low):
-                lt = math.log(self.weight) - 0.5 * vb * vb - math.log(math.sqrt(2 * math.pi) * r) - np.log(q_lo)
-                lt = lt + 1e-9 * (abs(math.log(self.weight)) + 0.5 * vb * vb + abs(math.log(r)) + np.abs(np.log(q_lo))
-                                  + 1.0)
-                f = np.where(low, np.maximum(np.exp(np.minimum(lt, 700.0)), 1e-300), f)
+                f = np.where(low, _density_log_domain(self.weight, vb, r, q_lo), f)
         good = np.isfinite(s) & (q_lo > 0) & np.isfinite(v) & slope_ok
         out[good] = f[good]
         return out
