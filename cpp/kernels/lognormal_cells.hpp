@@ -239,8 +239,11 @@ class Law {
     if (hi <= lo) return {0.0, 0.0, 0.0, 0.0};  // (NaN edges fall through: NaN propagates as before)
     const double r = r_;
     const Prob P0 = interval_prob(lo, hi, memo[0]);
-    const Prob Pp = interval_prob(lo - r, hi - r, memo[1]);
-    const Prob Pm = interval_prob(lo + r, hi + r, memo[2]);
+    // a term whose coefficient is 0 (S = 0: the one-term laws; or G = 0) is not computed: its probability and
+    // bound (finite, >= +0) enter only as products with that coefficient, which are then sign(coefficient) 0 either
+    // way, so every result is the same double (docs/accountant_tail.md §69.1, Lemma 69.1)
+    const Prob Pp = G_ != 0.0 ? interval_prob(lo - r, hi - r, memo[1]) : Prob{0.0, 0.0};
+    const Prob Pm = S_ != 0.0 ? interval_prob(lo + r, hi + r, memo[2]) : Prob{0.0, 0.0};
     const double A = (a_ - c) * P0.p, Bp = G_ * Pp.p, Bm = S_ * Pm.p;
     const double err = std::fabs(a_ - c) * P0.err + G_ * Pp.err + S_ * Pm.err + 4 * kU * (std::fabs(A) + Bp + Bm);
     return {P0.p, P0.err, A + Bp - Bm, err};

@@ -30,13 +30,28 @@ TAIL_RATES = (1.5, 2.0, 2.5, 3.0)  # §22 (b): the rates t tried in P(X_m > -T0)
 
 
 def dn(x):
-    """x - 4u |x| - 1e-300: a lower value of a result computed within 4 ulp (docs/accountant_tail.md §18 (h))."""
-    return x - 4 * U * np.abs(x) - 1e-300
+    """x - 4u |x| - 1e-300: a lower value of a result computed within 4 ulp (docs/accountant_tail.md §18 (h)).
+    A float64 array is formed in one new array (the same operations on the same doubles in the same order:
+    docs/accountant_tail.md §69.2)."""
+    if type(x) is not np.ndarray or x.dtype != np.float64 or x.ndim == 0:
+        return x - 4 * U * np.abs(x) - 1e-300
+    t = np.abs(x)
+    t *= 4 * U
+    np.subtract(x, t, out=t)
+    t -= 1e-300
+    return t
 
 
 def up(x):
-    """x + 4u |x| + 1e-300: an upper value (docs/accountant_tail.md §18 (h))."""
-    return x + 4 * U * np.abs(x) + 1e-300
+    """x + 4u |x| + 1e-300: an upper value (docs/accountant_tail.md §18 (h)); a float64 array in one new array as
+    :func:`dn` (docs/accountant_tail.md §69.2)."""
+    if type(x) is not np.ndarray or x.dtype != np.float64 or x.ndim == 0:
+        return x + 4 * U * np.abs(x) + 1e-300
+    t = np.abs(x)
+    t *= 4 * U
+    np.add(x, t, out=t)
+    t += 1e-300
+    return t
 
 
 _dn, _up = dn, up  # (this module's names as before)

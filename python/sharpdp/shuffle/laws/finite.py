@@ -137,7 +137,13 @@ class FiniteLaw(Law):
 
     def stop_loss(self, t):
         t = np.atleast_1d(np.asarray(t, dtype=float))
-        s = np.maximum(self.values[None, :] - t[:, None], 0.0) @ self.probs
+        if self.values.size == 1 and t.ndim == 1:  # (one atom: the product and matmul's 0 + it, without the
+            # (t.size, 1) matrix; the same doubles, docs/accountant_tail.md §69.2)
+            s = np.maximum(float(self.values[0]) - t, 0.0)
+            s *= float(self.probs[0])
+            s += 0.0
+        else:
+            s = np.maximum(self.values[None, :] - t[:, None], 0.0) @ self.probs
         rel = max((self.values.size + 4.0) * U, 1e-12)
         return s * (1 - rel), s * (1 + rel)
 

@@ -164,6 +164,14 @@ class TwoTermForm:
     key: tuple
 
 
+def _density_log_domain(weight: float, vb, r: float, q_lo):
+    """:meth:`LognormalLaw.density_up`'s value where a product or quotient falls below the normal range: the
+    log-domain value of w phi(vb) / (r q_lo), raised by 1e-9 of its terms' magnitudes, and at least 1e-300."""
+    lt = math.log(weight) - 0.5 * vb * vb - math.log(math.sqrt(2 * math.pi) * r) - np.log(q_lo)
+    lt = lt + 1e-9 * (abs(math.log(weight)) + 0.5 * vb * vb + abs(math.log(r)) + np.abs(np.log(q_lo)) + 1.0)
+    return np.maximum(np.exp(np.minimum(lt, 700.0)), 1e-300)
+
+
 class LognormalLaw(Law):
     """Sub-probability law of ``L = a + b X+ + b_minus X-`` on ``{Z > z_lo}``, weighted.
 
@@ -483,23 +491,44 @@ class LognormalLaw(Law):
             return out
         r = self.r
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-            q_lo = (s - self.a) * (1 - 2 * _U)
-            lq = np.log(q_lo / self._G)
-            v = (lq + 0.5 * r * r) / r
-            dv = 64 * _U * (2.0 + np.abs(lq) + abs(math.log(self._G)) + r * r + np.abs(np.log(q_lo))) / r \
-                + 64 * _U * np.abs(v)
-            vb = np.maximum(v - dv, 0.0)  # phi is non-increasing on [0, inf)
-            ex = np.exp(-0.5 * vb * vb)
-            f = self.weight * ex / (math.sqrt(2 * math.pi) * r * q_lo) * (1 + 1e-12)
+            # (the operations of q_lo = (s - a)(1 - 2u), lq = log(q_lo / G), v = (lq + r^2/2) / r,
+            # dv = 64u (2 + |lq| + |log G| + r^2 + |log q_lo|) / r + 64u |v|, vb = max(v - dv, 0), e^{-vb vb / 2} and
+            # f = w e / (sqrt(2 pi) r q_lo) (1 + 1e-12), each on the same doubles in the same order, in fewer new
+            # arrays: docs/accountant_tail.md §69.2)
+            q_lo = s - self.a
+            q_lo *= 1 - 2 * _U
+            lq = q_lo / self._G
+            np.log(lq, out=lq)
+            v = lq + 0.5 * r * r
+            v /= r
+            dv = np.abs(lq)
+            dv += 2.0
+            dv += abs(math.log(self._G))
+            dv += r * r
+            t = np.log(q_lo)
+            np.abs(t, out=t)
+            dv += t
+            dv *= 64 * _U
+            dv /= r
+            np.abs(v, out=t)
+            t *= 64 * _U
+            dv += t
+            vd = v - dv
+            slope_ok = vd >= -r
+            vb = np.maximum(vd, 0.0, out=vd)  # phi is non-increasing on [0, inf)
+            ex = -0.5 * vb
+            ex *= vb
+            np.exp(ex, out=ex)
+            np.multiply(q_lo, math.sqrt(2 * math.pi) * r, out=t)
+            f = self.weight * ex
+            f /= t
+            f *= 1 + 1e-12
             # below the normal range a product or quotient loses the relative accuracy the 1e-12 margin covers:
             # there the log-domain value, raised by 1e-9 of its terms' magnitudes, and at least 1e-300
             low = ~((ex >= 1e-300) & (f >= 1e-300))
             if np.any(low):
-                lt = math.log(self.weight) - 0.5 * vb * vb - math.log(math.sqrt(2 * math.pi) * r) - np.log(q_lo)
-                lt = lt + 1e-9 * (abs(math.log(self.weight)) + 0.5 * vb * vb + abs(math.log(r)) + np.abs(np.log(q_lo))
-                                  + 1.0)
-                f = np.where(low, np.maximum(np.exp(np.minimum(lt, 700.0)), 1e-300), f)
-        good = np.isfinite(s) & (q_lo > 0) & np.isfinite(v) & (v - dv >= -r)
+                f = np.where(low, _density_log_domain(self.weight, vb, r, q_lo), f)
+        good = np.isfinite(s) & (q_lo > 0) & np.isfinite(v) & slope_ok
         out[good] = f[good]
         return out
 

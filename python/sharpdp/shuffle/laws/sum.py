@@ -110,7 +110,9 @@ class SumLaw(Law):
             a, b = p.stop_loss(t)
             lo += a
             up += b
-        return lo * (1 - 1e-12), up * (1 + 1e-12)
+        lo *= 1 - 1e-12  # (in place: the same doubles, docs/accountant_tail.md §69.2)
+        up *= 1 + 1e-12
+        return lo, up
 
     def prob_above_up(self, x):
         return sum(p.prob_above_up(x) for p in self.parts) * (1 + 1e-12)
