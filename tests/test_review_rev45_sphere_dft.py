@@ -8,7 +8,7 @@ checked ``privunit_coplanar``; g44 checked the rule against a t-integral with th
 psi about 0 and pi, so at psi = pi - d the coplanar value is the reference to O(d^2). The DFT: the plain path, bit for
 bit, at sizes and powers g44's property test does not draw (N < 8 and N = 8 m +- 1, N ~ 2^17 + 3, powers n up to 2^53).
 
-Finding (strict xfail below): the cut is gated on |sin psi| <= 1e-12, but np.roots loses the touching quadratic's
+Finding (fixed since by ``limits.SPHERE45_KINK_BAND``; the two tests below were strict xfails): the cut was gated on |sin psi| <= 1e-12, but np.roots loses the touching quadratic's
 double root for psi within ~1e-7 of pi as well: at §6.1's configuration (PrivUnit(0.6, -0.3, 3)'s session-42 end
 point) psi = pi - 2e-12 ... pi - 1e-8 gives the three-cap measure off by 2.4e-3 (k = 3) and 1.1e-3 (k = 4) relative,
 against the docstring's 1e-7; ``PrivUnit.replace_up_variance`` jumps by +1.3e-4 relative there (0.0351854 at psi = pi
@@ -59,8 +59,8 @@ def test_three_cap_measure_at_the_kink_of_section_6_1(k, theta):
     assert abs(got - ref) <= 1e-12 + 1e-7 * ref, (got, ref)
 
 
-@pytest.mark.xfail(strict=True, reason="rev45 finding: the kink cut is gated on |sin psi| <= 1e-12; within ~1e-7 of "
-                   "pi np.roots still loses the double root (docs/accountant_tail.md §67.4; 2.4e-3 relative)")
+# rev45's finding, fixed by limits.SPHERE45_KINK_BAND (docs/accountant_tail.md §67.4): within ~1e-7 of pi np.roots
+# lost the double root (2.4e-3 relative at session 44's 1e-12 gate)
 @pytest.mark.parametrize("k, d", [(3, 2e-12), (3, 1e-9), (4, 1e-10)])
 def test_three_cap_measure_just_outside_the_gate(k, d):
     got = S.three_cap_measure(k, -0.3, *OLD_END, math.pi - d)
@@ -68,8 +68,7 @@ def test_three_cap_measure_just_outside_the_gate(k, d):
     assert abs(got - ref) <= 1e-12 + 1e-7 * ref, (got, ref)
 
 
-@pytest.mark.xfail(strict=True, reason="rev45 finding: PrivUnit.replace_up_variance jumps by 1.3e-4 relative for "
-                   "psi within 1e-12 ... 1e-7 of pi (the three-cap measure's lost kink, docs/accountant_tail.md §67.4)")
+# rev45's finding, fixed by limits.SPHERE45_KINK_BAND: replace_up_variance jumped by 1.3e-4 relative there
 def test_replace_up_variance_is_continuous_in_psi():
     from sharpdp.shuffle.randomizers.privunit import PrivUnit
 

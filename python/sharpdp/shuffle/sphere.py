@@ -247,7 +247,7 @@ def three_cap_measure(k: int, theta: float, alpha: float, beta: float, psi: floa
     coef = np.polyfit([-1.0, 0.0, 1.0], [touch(-1.0), touch(0.0), touch(1.0)], 2)
     if np.any(coef != 0):
         cuts += [float(r.real) for r in np.roots(coef) if abs(r.imag) <= 1e-12 * max(1.0, abs(r.real))]
-    if limits.SPHERE44_KINK_CUT and abs(math.sin(psi)) <= 1e-12:
+    if limits.SPHERE44_KINK_CUT and abs(math.sin(psi)) <= max(limits.SPHERE45_KINK_BAND, 1e-12):
         cuts += coplanar_kink(theta, ca, sa, cb, sb, cp)
     edges = np.unique(np.clip(np.array([theta, 1.0] + cuts), theta, 1.0))
     t, w = _cos_nodes(edges[:-1], edges[1:], nodes)

@@ -6,3 +6,9 @@ pinned value would not reach you). Each switch cites the docs section that prove
 an earlier session's floats is in ``tests/_main_floats34.py``. New switches are appended at the end of this file under
 ``# session N, NAME``.
 """
+
+# session 45, lead (rev45's finding)
+# docs/accountant_tail.md §67.4 (session 45 addendum): the coplanar kink cut of sphere.three_cap_measure also where
+# |sin psi| <= SPHERE45_KINK_BAND (np.roots loses the touching quadratic's near-double root up to ~1e-7 from pi);
+# 1e-12: session 44's gate (only exact coplanar configurations)
+SPHERE45_KINK_BAND = 1e-6
