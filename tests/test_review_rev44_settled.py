@@ -122,7 +122,7 @@ def test_small_n_settled_pair_dominates_exact_and_stays_accurate(monkeypatch, k,
                    "issue (the pair is above). Cause (docs/composition.md §2.28.2): no pair on the lattice can meet the claim there "
                    "(its delta is linear in e^eps between lattice points, so at least the chord of the true lattice "
                    "values, 1.102x delta here and up to 6x before the support end); the claim's exact domain: within "
-                   "1 % above get_delta at the lattice points, and above the chord of get_delta's lattice values "
+                   "1 % above get_delta at the lattice points, and within 1 % above the chord of get_delta's lattice values "
                    "between them (tests/test_pair45_support_end.py)")
 def test_main_pair_accuracy_at_the_supports_end(monkeypatch):
     switch(monkeypatch, "PAIR43_SETTLED_COVER", False)
