@@ -9,7 +9,7 @@ exact domain is therefore: the pair within 1 % above ``get_delta`` at the lattic
 the chord in t of ``get_delta``'s values at the lattice points around every other eps.
 
 References independent of the accountant: the exact blanket divergence by multinomial enumeration
-(tests/test_review_rev44_settled.py's ``exact_blanket``), and the chord computed here from lattice values.
+(tests/test_review_rev44_settled.py's ``exact_blanket`` through its ``_exact_at``), and the chord computed here from lattice values.
 """
 
 from __future__ import annotations
@@ -21,20 +21,11 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from sharpdp.shuffle import RandomizedResponse, ShuffleAccountant, clear_caches, dominating_pair
-from sharpdp.shuffle.laws import laws_for
 
-from test_review_rev44_settled import exact_blanket
+from test_review_rev44_settled import _exact_at as _exact
 
 GOAL = 1.01
 ACCURATE = 1e-12
-
-
-def _exact(R, e: float, adjacency: str, n: int) -> float:
-    out = 0.0
-    for g, law in laws_for(R, e, adjacency):
-        vals, probs = law.atoms()
-        out = max(out, exact_blanket(float(g), np.asarray(vals), np.asarray(probs), n))
-    return out
 
 
 def _chord(e: float, dx: float, f) -> tuple[float, float, float]:
