@@ -6,3 +6,8 @@ pinned value would not reach you). Each switch cites the docs section that prove
 an earlier session's floats is in ``tests/_main_floats34.py``. New switches are appended at the end of this file under
 ``# session N, NAME``.
 """
+
+# session 45, pair45
+#: docs/composition.md §2.28.4: §2.26's settled cover (samples upper first, U (1 + m), no bracket) also for a zero-out
+#: round of BlanketMixedGaussian not bounded through bot; False: main's pairs (brackets where capped_cover asks)
+PAIR45_SETTLED_BMG = False
