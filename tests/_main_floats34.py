@@ -226,6 +226,7 @@ def session43_floats(monkeypatch) -> None:
 #: every session-45 switch at its session-44 value (appended by session 45's builders)
 SESSION44: dict = {
     "SPHERE45_KINK_BAND": 1e-12,  # lead (rev45)
+    "PAIR45_SETTLED_BMG": False,  # pair45
 }
 
 

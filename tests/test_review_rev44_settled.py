@@ -119,7 +119,11 @@ def test_small_n_settled_pair_dominates_exact_and_stays_accurate(monkeypatch, k,
                    "get_delta where delta >= 1e-12) fails at an atom law's support end, in main too (switch off): 3-RR "
                    "(eps0 = 3), n = 30, zero-out, eps = 1.99544 between the last positive sample (1.99439) and the first "
                    "zero one (1.99649): the chord is 1.102 x get_delta (1.668e-4 vs 1.513e-4). Not a certification "
-                   "issue (the pair is above); §2.12's rule (b) resolves such cliffs only for legs through bot")
+                   "issue (the pair is above). Cause (docs/composition.md §2.28.2): no pair on the lattice can meet the claim there "
+                   "(its delta is linear in e^eps between lattice points, so at least the chord of the true lattice "
+                   "values, 1.102x delta here and up to 6x before the support end); the claim's exact domain: within "
+                   "1 % above get_delta at the lattice points, and within 1 % above the chord of get_delta's lattice values "
+                   "between them (tests/test_pair45_support_end.py)")
 def test_main_pair_accuracy_at_the_supports_end(monkeypatch):
     switch(monkeypatch, "PAIR43_SETTLED_COVER", False)
     R = RandomizedResponse(3, 3.0)

@@ -32,9 +32,19 @@ def settled_margin(accountant) -> float | None:
     certified ones, never a value itself."""
     if not limits.PAIR43_SETTLED_COVER or getattr(accountant, "via_bottom", False):
         return None
-    if contract.local_epsilon(getattr(accountant, "randomizer", None)) is None:
+    if contract.local_epsilon(getattr(accountant, "randomizer", None)) is None and not settled_far(accountant):
         return None
     return float(limits.PAIR43_SETTLED_MARGIN)
+
+
+def settled_far(accountant) -> bool:
+    """Whether :func:`settled_margin` also applies to a round that is not pure-LDP: with ``limits.PAIR45_SETTLED_BMG``,
+    a zero-out round of a ``BlanketMixedGaussian`` (``docs/composition.md`` §2.28.4: its upper values first measured
+    within 1 % of ``get_delta``'s; under replace-one they were not). An estimate choosing values above certified ones."""
+    from sharpdp.shuffle.randomizers.bmg import BlanketMixedGaussian
+
+    return bool(limits.PAIR45_SETTLED_BMG) and getattr(accountant, "adjacency", None) == "zero_out" and \
+        isinstance(getattr(accountant, "randomizer", None), BlanketMixedGaussian)
 
 
 def ahead_tau(accountant, tau: float | None) -> float | None:
@@ -73,4 +83,4 @@ def settled_values(lo, up, covered, margin: float, floor: float):
     return out, taken
 
 
-__all__ = ["ahead_tau", "settled_margin", "settled_values", "upper_sweep"]
+__all__ = ["ahead_tau", "settled_far", "settled_margin", "settled_values", "upper_sweep"]

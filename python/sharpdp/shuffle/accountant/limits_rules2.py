@@ -12,3 +12,8 @@ an earlier session's floats is in ``tests/_main_floats34.py``. New switches are 
 # |sin psi| <= SPHERE45_KINK_BAND (np.roots loses the touching quadratic's near-double root up to ~1e-7 from pi);
 # 1e-12: session 44's gate (only exact coplanar configurations)
 SPHERE45_KINK_BAND = 1e-6
+
+# session 45, pair45
+#: docs/composition.md §2.28.4: §2.26's settled cover (samples upper first, U (1 + m), no bracket) also for a zero-out
+#: round of BlanketMixedGaussian not bounded through bot; False: main's pairs (brackets where capped_cover asks)
+PAIR45_SETTLED_BMG = False
