@@ -6,3 +6,7 @@ pinned value would not reach you). Each switch cites the docs section that prove
 an earlier session's floats is in ``tests/_main_floats34.py``. New switches are appended at the end of this file under
 ``# session N, NAME``.
 """
+
+# session 45, body45
+BODY45_KEPT_HEAP = True  # the C heap kept for reuse inside the far-tail round's passes (heap_keep.kept_heap; speed only, the same floats): docs/accountant_tail.md §68
+BODY45_KEPT_HEAP_N = 10**7  # from this n on (lattice_pass, jump_term): below, small arrays (speed only): docs/accountant_tail.md §68
