@@ -6,6 +6,7 @@ body's share 0.3 rel_tol (Body_lo + J_lo) (docs/accountant_tail.md §6, §8)::
     python bench/bench_kink42.py                 # the five cells, one forked process each
     python bench/bench_kink42.py --cells 2,4     # indices into CELLS
     python bench/bench_kink42.py --set BODY44_JUMP_SPECTRAL=True   # switches set first (limits.<NAME>)
+    python bench/bench_kink42.py --set BODY45_KEPT_HEAP=False      # session 45: the kernel's share without §68.2's rule
 
 Cells 5-6 (session 44, docs/accountant_tail.md §66): get_epsilon(1e-6) of GaussianRandomizer(1) and (2) at n = 1e8
 (the answers off the grid, about 0.0019 and 2.2e-4).
@@ -18,6 +19,7 @@ from __future__ import annotations
 import argparse
 import ast
 import os
+import resource
 import sys
 import time
 
@@ -59,6 +61,7 @@ def run(cell) -> None:
     kind, p, n, eps = cell
     rz = GaussianRandomizer(p, 1) if kind.startswith("gauss") else BlanketMixedGaussian(p[0], p[1], 1)
     acc = ShuffleAccountant(rz, n, "zero_out")
+    ru0 = resource.getrusage(resource.RUSAGE_SELF)
     t0 = time.process_time()
     if kind == "gauss-eps":  # (eps is the delta of get_epsilon here)
         e = acc.get_epsilon(eps)
@@ -68,7 +71,9 @@ def run(cell) -> None:
         return
     lo, up = acc.get_delta_bounds(eps)
     dt = time.process_time() - t0
-    print(f"{kind} {p} n={n:.0e} eps={eps:g}: {dt:.3f} s  [{lo!r}, {up!r}]")
+    ru = resource.getrusage(resource.RUSAGE_SELF)
+    print(f"{kind} {p} n={n:.0e} eps={eps:g}: {dt:.3f} s  [{lo!r}, {up!r}]  (system {ru.ru_stime - ru0.ru_stime:.3f} s, "
+          f"{ru.ru_minflt - ru0.ru_minflt} minor page faults; docs/accountant_tail.md §68.1)")
     print("\n".join(rows))
     body = [x for x in passes if x[2] > 0]
     if body:

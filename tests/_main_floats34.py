@@ -227,6 +227,7 @@ def session43_floats(monkeypatch) -> None:
 SESSION44: dict = {
     "SPHERE45_KINK_BAND": 1e-12,  # lead (rev45)
     "PAIR45_SETTLED_BMG": False,  # pair45
+    "BODY45_KEPT_HEAP": False,  # body45
 }
 
 

@@ -23,6 +23,7 @@ from sharpdp.shuffle.accountant.hat_lower import body_weights, coupling_cost, ro
 from sharpdp.shuffle.accountant import limits
 from sharpdp.shuffle.accountant.lattice import LatticeLaws
 from sharpdp.shuffle.accountant.limits import DFT_WORK, GRID_BLOCK, GRID_STEP, N_MAX_TAIL, U
+from sharpdp.shuffle.accountant.heap_keep import kept_big
 from sharpdp.shuffle.accountant.memo import object_memo
 from sharpdp.shuffle.accountant.tv_weight import TvWeights, tv_out, tv_term, tv_weights
 from sharpdp.shuffle.laws import Law
@@ -300,6 +301,7 @@ def _wsum(w: np.ndarray, F: FftWindow, norms: list[float | None] | None = None, 
     return s, fp
 
 
+@kept_big  # the C heap kept for reuse inside at n >= 1e7 (speed only, the same floats; docs/accountant_tail.md §68)
 def jump_term(law: Law, gamma: float, n: int, lat: LatticeLaws, h: float, T0: float, rel_tol: float, est: float,
               workers: int, lower: bool = True, hat: bool = False) -> JumpTerm:
     """Certified bracket of E[phi(A'_B)] (A'_B the sum of n - 1 clamped per-user terms), in units

@@ -20,6 +20,7 @@ from sharpdp.shuffle.accountant import limits
 from sharpdp.shuffle.accountant.fft import Part, cheap_err_floor, convolve, fold_rounding, invert, kernels, next_fast_len_real, spectrum
 from sharpdp.shuffle.accountant.spectral_sum import window_sum
 from sharpdp.shuffle.accountant.limits import CHEAP_POWER, DFT_WORK, J_LO, K_MAX, N_MAX, U
+from sharpdp.shuffle.accountant.heap_keep import kept_big
 from sharpdp.shuffle.accountant.memo import object_memo
 from sharpdp.shuffle.accountant.results import Coarsen, Grid
 from sharpdp.shuffle.laws import Law
@@ -423,6 +424,7 @@ def lattice_laws(law: Law, gamma: float, h: float, T: float, B: float, lower: bo
     return LatticeLaws(g=g, eta=eta_g, k0=-kB, kT=kT, kB=kB, low=low)
 
 
+@kept_big  # the C heap kept for reuse inside at n >= 1e7 (speed only, the same floats; docs/accountant_tail.md §68)
 def lattice_pass(law: Law, gamma: float, n: int, h: float, T: float, B: float, rel_tol: float, threads: int,
                  lower: bool = True, lat: LatticeLaws | None = None, allow: float = 0.0,
                  upper: bool = True) -> PassResult | Coarsen:

@@ -17,3 +17,7 @@ SPHERE45_KINK_BAND = 1e-6
 #: docs/composition.md §2.28.4: §2.26's settled cover (samples upper first, U (1 + m), no bracket) also for a zero-out
 #: round of BlanketMixedGaussian not bounded through bot; False: main's pairs (brackets where capped_cover asks)
 PAIR45_SETTLED_BMG = False
+
+# session 45, body45
+BODY45_KEPT_HEAP = True  # the C heap kept for reuse inside the far-tail round's passes (heap_keep.kept_heap; speed only, the same floats): docs/accountant_tail.md §68
+BODY45_KEPT_HEAP_N = 10**7  # from this n on (lattice_pass, jump_term): below, small arrays (speed only): docs/accountant_tail.md §68
