@@ -224,7 +224,9 @@ def session43_floats(monkeypatch) -> None:
 
 
 #: every session-45 switch at its session-44 value (appended by session 45's builders)
-SESSION44: dict = {}
+SESSION44: dict = {
+    "EPS45_START_PROBE": 0.0,  # eps45
+}
 
 
 def session44_floats(monkeypatch) -> None:

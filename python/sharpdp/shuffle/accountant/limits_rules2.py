@@ -6,3 +6,9 @@ pinned value would not reach you). Each switch cites the docs section that prove
 an earlier session's floats is in ``tests/_main_floats34.py``. New switches are appended at the end of this file under
 ``# session N, NAME``.
 """
+
+# session 45, eps45
+#: phase 1 skipped where get_epsilon starts at the single-big-jump root and that model's spread there is at most this;
+#: phase 2 then probes the model's root first (docs/accountant.md §8.25; ``accountant/start_probe.py``). 0.0: off (main's
+#: search); 0.02 measured
+EPS45_START_PROBE = 0.0
