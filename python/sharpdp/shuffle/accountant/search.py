@@ -380,9 +380,9 @@ def search_epsilon(acc: _Evaluator, delta: float, xtol: float, cap0: float | Non
         k0 = (k_j or _guess_slope(acc, g)) if x0 == g and not two else None
         sh = shape_start(laws_at, acc.n, delta, j_lo, c_hi, g) if k_j is None and not two else None  # (§8.24.1)
         x0, k0 = sh if sh is not None else (x0, k0)
-        skip = x0 == g and start_probe(laws_at, acc.n, x0, k_j, j_lo, c_hi)  # (phase 1 skipped: §8.25)
+        skip = (k_j is not None and x0 == g or sh is not None) and start_probe(laws_at, acc.n, x0, k0, j_lo, c_hi)  # (§8.25)
         try:  # (a point near eps = 0: get_delta(0) first, docs/accountant.md §8.10)
-            lo1, hi1, r1, k1 = (j_lo, c_hi, x0, k_j) if skip else _root(zero.wrap(lambda e: up(e, True)), delta, j_lo, c_hi, max(xtol, 1e-2), x0=x0,
+            lo1, hi1, r1, k1 = (j_lo, c_hi, x0, k0) if skip else _root(zero.wrap(lambda e: up(e, True)), delta, j_lo, c_hi, max(xtol, 1e-2), x0=x0,
                                      slope=k0, lower=lower_near, converge=True, reach=_REACH_TWO if two else _REACH,
                                      straddle=0.0 if two else _STRADDLE, interp=_INTERP if acc.n < _WALK_N else _INTERP_LARGE, one=ONE_PASS and (k_j is not None or sh is not None and bool(limits.EPS44_SHAPE_ONE)))
         except AtZero:

@@ -1,10 +1,11 @@
-"""Phase 2 from the single-big-jump root without phase 1 (docs/accountant.md §8.25).
+"""Phase 2 from the start model's root without phase 1 (docs/accountant.md §8.25).
 
-Where get_epsilon's first point is the root of the single-big-jump model (docs/accountant.md §8.11,
-:func:`.jump_guess.first_point`) and the other users' spread around their mean shift is small there (the spread of
-:func:`.jump_guess.jump_value`, at most ``limits.EPS45_START_PROBE``), the model's root lay within about one xtol of
-get_delta's root on the regime map, and phase 1's one upper-only pass (§8.11.3) only moved phase 2's first point by
-less than that. With the rule phase 1 is skipped: phase 2 probes the model's root first, with the model's slope.
+Where get_epsilon's first point is the root of a start model with its slope (the single-big-jump root of
+docs/accountant.md §8.11, :func:`.jump_guess.first_point`, or the shape model's root of §8.24.1,
+:func:`.shape_start.shape_start`) and the other users' spread around their mean shift is small there (the spread of
+:func:`.jump_guess.jump_value`, at most ``limits.EPS45_START_PROBE``), that root lay within about one xtol below
+get_delta's root on the regime map, and phase 1's upper-only passes only moved phase 2's first point by less than
+that. With the rule phase 1 is skipped: phase 2 probes the model's root first, with the model's slope.
 
 A choice of points only: the model root and the spread are estimates, never bounds; phase 2's bracket ends are its
 probes' own certified values (docs/accountant.md §8, step 5).
@@ -20,14 +21,14 @@ from sharpdp.shuffle.accountant import limits
 from sharpdp.shuffle.accountant.jump_guess import jump_value
 
 
-def start_probe(laws_at: Callable[[float], Any], n: int, x0: float, k_j: float | None, lo: float,
+def start_probe(laws_at: Callable[[float], Any], n: int, x0: float, k: float | None, lo: float,
                 hi: float) -> bool:
-    """Whether phase 1 is skipped (docs/accountant.md §8.25): ``limits.EPS45_START_PROBE`` > 0, ``x0`` is the
-    single-big-jump root (its slope ``k_j`` given and < 0) strictly inside the frame (``lo``, ``hi``) and at most
-    ``limits.EPS_CAP``, and :func:`.jump_guess.jump_value`'s spread at ``x0`` is at most ``limits.EPS45_START_PROBE``.
-    An estimate's gate only."""
+    """Whether phase 1 is skipped (docs/accountant.md §8.25): ``limits.EPS45_START_PROBE`` > 0, ``x0`` is a start
+    model's root with its slope ``k`` (given and < 0, in the units of the search's ``_root``) strictly inside the frame
+    (``lo``, ``hi``) and at most ``limits.EPS_CAP``, and :func:`.jump_guess.jump_value`'s spread at ``x0`` is at most
+    ``limits.EPS45_START_PROBE``. An estimate's gate only."""
     q_max = float(limits.EPS45_START_PROBE)
-    if not q_max > 0.0 or k_j is None or not (k_j < 0.0 and lo < x0 < hi and x0 <= limits.EPS_CAP):
+    if not q_max > 0.0 or k is None or not (k < 0.0 and lo < x0 < hi and x0 <= limits.EPS_CAP):
         return False
     try:
         q = jump_value(laws_at(x0), n)[1]
