@@ -1,5 +1,6 @@
-"""docs/accountant.md §8.25 (session 45, eps45): get_epsilon's phase 1 skipped where the search starts at the
-single-big-jump root and that model's spread there is at most limits.EPS45_START_PROBE (accountant/start_probe.py).
+"""docs/accountant.md §8.25 (session 45, eps45): get_epsilon's phase 1 skipped where the search starts at a start
+model's root (the single big jump's, or the shape model's) and the single big jump's spread there is at most
+limits.EPS45_START_PROBE (accountant/start_probe.py).
 
 The rule chooses points only: the tests check the gate against the spread recomputed from the laws' own moments, and
 every answer against a fresh certified accountant, with the switch off (main's search) as the reference answer."""
@@ -16,6 +17,7 @@ from sharpdp.shuffle import BlanketMixedGaussian, GaussianRandomizer, Randomized
 from sharpdp.shuffle.accountant import limits
 from sharpdp.shuffle.accountant import search as S
 from sharpdp.shuffle.accountant.jump_guess import first_point
+from sharpdp.shuffle.accountant.shape_start import shape_start
 from sharpdp.shuffle.accountant.start_probe import start_probe
 from sharpdp.shuffle.laws import laws_for
 
@@ -93,6 +95,21 @@ def test_gate_shut_where_the_spread_is_wide(monkeypatch):
     assert not start_probe(_laws_at(r), n, x0, k, 0.0, 60.0)
 
 
+def test_shape_start_gate(monkeypatch):
+    """The shape start (docs/accountant.md §8.24.1): GaussianRandomizer(0.5), n = 1e5 (its spread below 1e-4) opens the
+    gate; GaussianRandomizer(2), n = 1e5 (spread 0.32, the root 4 xtol above the start) keeps it shut, the answer the
+    same float as with the switch off."""
+    switch(monkeypatch, "EPS45_START_PROBE", ON)
+    for sigma, opens in ((0.5, True), (2.0, False)):
+        r, n = GaussianRandomizer(sigma, 1), 10**5
+        x, k = shape_start(_laws_at(r), n, DELTA, 0.0, 60.0, 0.01)
+        assert max(_spreads(r, n, x)) < ON if opens else min(_spreads(r, n, x)) > ON
+        assert start_probe(_laws_at(r), n, x, k, 0.0, 60.0) is opens
+    r = GaussianRandomizer(2.0, 1)
+    got = [_answer(monkeypatch, r, 10**5, value)[0].hex() for value in (0.0, ON)]
+    assert got[0] == got[1]
+
+
 def test_atom_laws_untouched(monkeypatch):
     """k-RR (atom laws): no single-big-jump root, so the rule never runs; the same answer bit for bit."""
     r = RandomizedResponse(4, 2.0)
@@ -104,10 +121,11 @@ def test_atom_laws_untouched(monkeypatch):
 
 
 def test_get_epsilon_certified_fewer_passes(monkeypatch):
-    """GaussianRandomizer(0.5), n = 1e8 and BMG(0.0122, 0.3854), n = 1e5: no upper-only pass with the rule (one or
-    more without it); the answer is certified by a fresh accountant and within xtol of the switch-off answer."""
+    """GaussianRandomizer(0.5), n = 1e8 and BMG(0.0122, 0.3854), n = 1e5 (single-big-jump starts), GaussianRandomizer(0.5),
+    n = 1e5 (the shape start): no upper-only pass with the rule (one or more without it); the answer is certified by a
+    fresh accountant and within xtol of the switch-off answer."""
     cells = ((GaussianRandomizer(0.5, 1), 10**8), (BlanketMixedGaussian(0.012318625335320956, 0.3854226856556957, 1),
-                                                    10**5))
+                                                    10**5), (GaussianRandomizer(0.5, 1), 10**5))
     for r, n in cells:
         off, p_off = _answer(monkeypatch, r, n, 0.0)
         on, p_on = _answer(monkeypatch, r, n, ON)
@@ -126,4 +144,16 @@ def test_property_answer_certified_within_xtol_of_main(monkeypatch, gamma, sigma
     off, _ = _answer(monkeypatch, r, n, 0.0, delta)
     on, _ = _answer(monkeypatch, r, n, ON, delta)
     assert ShuffleAccountant(r, n, "zero_out").get_delta(on) <= delta
+    assert abs(on / off - 1.0) <= XTOL
+
+
+@settings(max_examples=5, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(sigma0=st.floats(0.4, 0.7), n=st.sampled_from([10**5, 10**6]))
+def test_property_gaussian_starts_certified(monkeypatch, sigma0, n):
+    """GaussianRandomizer at small sigma0 (shape and single-big-jump starts): with the rule on the answer is certified
+    by a fresh accountant and within xtol of main's."""
+    r = GaussianRandomizer(sigma0, 1)
+    off, _ = _answer(monkeypatch, r, n, 0.0)
+    on, _ = _answer(monkeypatch, r, n, ON)
+    assert ShuffleAccountant(r, n, "zero_out").get_delta(on) <= DELTA
     assert abs(on / off - 1.0) <= XTOL
