@@ -157,3 +157,16 @@ def test_property_gaussian_starts_certified(monkeypatch, sigma0, n):
     on, _ = _answer(monkeypatch, r, n, ON)
     assert ShuffleAccountant(r, n, "zero_out").get_delta(on) <= DELTA
     assert abs(on / off - 1.0) <= XTOL
+
+
+def test_gate_shut_below_n_min(monkeypatch):
+    """GaussianRandomizer(1), n = 100: the spread is below the threshold but the start lay 5.7 xtol below the answer
+    (a third probe with the gate open): the least n keeps it shut, the same float as with the switch off."""
+    r, n = GaussianRandomizer(1.0, 1), 100
+    x0, k = first_point(_laws_at(r), n, DELTA, 1.0, 60.0)
+    assert k is not None and min(_spreads(r, n, x0)) < ON
+    switch(monkeypatch, "EPS45_START_PROBE", ON)
+    assert not start_probe(_laws_at(r), n, x0, k, 0.0, 60.0)
+    assert start_probe(_laws_at(r), 10**4, *first_point(_laws_at(r), 10**4, DELTA, 1.0, 60.0), 0.0, 60.0)
+    got = [_answer(monkeypatch, r, n, value)[0].hex() for value in (0.0, ON)]
+    assert got[0] == got[1]

@@ -20,15 +20,19 @@ from typing import Any
 from sharpdp.shuffle.accountant import limits
 from sharpdp.shuffle.accountant.jump_guess import jump_value
 
+#: the rule's least n: below it the spread did not predict the start's error (GaussianRandomizer(1), n = 100: spread
+#: below 0.02, the root 5.7 xtol above the start, a third probe; docs/accountant.md §8.25.2)
+N_MIN = 10**4
+
 
 def start_probe(laws_at: Callable[[float], Any], n: int, x0: float, k: float | None, lo: float,
                 hi: float) -> bool:
-    """Whether phase 1 is skipped (docs/accountant.md §8.25): ``limits.EPS45_START_PROBE`` > 0, ``x0`` is a start
+    """Whether phase 1 is skipped (docs/accountant.md §8.25): ``limits.EPS45_START_PROBE`` > 0, n >= ``N_MIN``, ``x0`` is a start
     model's root with its slope ``k`` (given and < 0, in the units of the search's ``_root``) strictly inside the frame
     (``lo``, ``hi``) and at most ``limits.EPS_CAP``, and :func:`.jump_guess.jump_value`'s spread at ``x0`` is at most
     ``limits.EPS45_START_PROBE``. An estimate's gate only."""
     q_max = float(limits.EPS45_START_PROBE)
-    if not q_max > 0.0 or k is None or not (k < 0.0 and lo < x0 < hi and x0 <= limits.EPS_CAP):
+    if not q_max > 0.0 or n < N_MIN or k is None or not (k < 0.0 and lo < x0 < hi and x0 <= limits.EPS_CAP):
         return False
     try:
         q = jump_value(laws_at(x0), n)[1]
