@@ -228,6 +228,7 @@ SESSION44: dict = {
     "SPHERE45_KINK_BAND": 1e-12,  # lead (rev45)
     "PAIR45_SETTLED_BMG": False,  # pair45
     "BODY45_KEPT_HEAP": False,  # body45
+    "EPS45_START_PROBE": 0.0,  # eps45
 }
 
 

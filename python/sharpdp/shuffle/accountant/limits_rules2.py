@@ -21,3 +21,9 @@ PAIR45_SETTLED_BMG = False
 # session 45, body45
 BODY45_KEPT_HEAP = True  # the C heap kept for reuse inside the far-tail round's passes (heap_keep.kept_heap; speed only, the same floats): docs/accountant_tail.md §68
 BODY45_KEPT_HEAP_N = 10**7  # from this n on (lattice_pass, jump_term): below, small arrays (speed only): docs/accountant_tail.md §68
+
+# session 45, eps45
+#: phase 1 skipped where get_epsilon starts at the single-big-jump root and that model's spread there is at most this;
+#: phase 2 then probes the model's root first (docs/accountant.md §8.25; ``accountant/start_probe.py``). 0.0: off (main's
+#: search); 0.02 measured
+EPS45_START_PROBE = 0.0

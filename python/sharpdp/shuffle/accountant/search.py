@@ -32,6 +32,7 @@ from sharpdp.shuffle.accountant.phase1_step import phase1_h_ratio, two_atoms
 from sharpdp.shuffle.accountant.probe import probe
 from sharpdp.shuffle.accountant.search_choices import look_rel, tie_lead
 from sharpdp.shuffle.accountant.shape_start import shape_start
+from sharpdp.shuffle.accountant.start_probe import start_probe
 from sharpdp.shuffle.accountant.secant import decreasing_root, geometric_end, sharpened_root, shrink, upward_end  # noqa: F401
 from sharpdp.shuffle.accountant.walk_model import shape_root, shape_step
 from sharpdp.shuffle.accountant.zero_end import AtZero, ZeroEnd
@@ -371,6 +372,7 @@ def search_epsilon(acc: _Evaluator, delta: float, xtol: float, cap0: float | Non
     zero = ZeroEnd(acc, delta, known_above_0 or low0(0.0) > delta)  # (the answer 0 decided first: §8.10, §8.21)
     r1: float | None
     k1: float | None
+    skip = False
     if exact2:
         lo1, hi1, r1, k1 = j_lo, c_hi, min(max(g, j_lo), c_hi), None
     else:
@@ -378,8 +380,9 @@ def search_epsilon(acc: _Evaluator, delta: float, xtol: float, cap0: float | Non
         k0 = (k_j or _guess_slope(acc, g)) if x0 == g and not two else None
         sh = shape_start(laws_at, acc.n, delta, j_lo, c_hi, g) if k_j is None and not two else None  # (§8.24.1)
         x0, k0 = sh if sh is not None else (x0, k0)
+        skip = (k_j is not None and x0 == g or sh is not None) and start_probe(laws_at, acc.n, x0, k0, j_lo, c_hi)  # (§8.25)
         try:  # (a point near eps = 0: get_delta(0) first, docs/accountant.md §8.10)
-            lo1, hi1, r1, k1 = _root(zero.wrap(lambda e: up(e, True)), delta, j_lo, c_hi, max(xtol, 1e-2), x0=x0,
+            lo1, hi1, r1, k1 = (j_lo, c_hi, x0, k0) if skip else _root(zero.wrap(lambda e: up(e, True)), delta, j_lo, c_hi, max(xtol, 1e-2), x0=x0,
                                      slope=k0, lower=lower_near, converge=True, reach=_REACH_TWO if two else _REACH,
                                      straddle=0.0 if two else _STRADDLE, interp=_INTERP if acc.n < _WALK_N else _INTERP_LARGE, one=ONE_PASS and (k_j is not None or sh is not None and bool(limits.EPS44_SHAPE_ONE)))
         except AtZero:
@@ -399,7 +402,7 @@ def search_epsilon(acc: _Evaluator, delta: float, xtol: float, cap0: float | Non
 
     # n <= 500 where the few-user model holds at r1 (a lower value's root): phase 2 from just above it, its expected
     # lower ends settled on that certified lower value, no sharpening or refit (docs/accountant.md §8.15)
-    few = few_on[0] and not exact2 and modelled and 0.0 < r1 <= EPS_CAP and few_at(r1) is not None
+    few = few_on[0] and not exact2 and not skip and modelled and 0.0 < r1 <= EPS_CAP and few_at(r1) is not None
     x_few = r1 * (1.0 + FEW_ABOVE * xtol)
     if not exact2 and not few and modelled and k1 is not None and k1 < 0.0 and cap0 is None and j_lo < r1 < c_hi \
             and r1 <= min(EPS_CAP, acc.eps_tau) and 0 <= last_led[0] < len(laws_at(r1)) and plain_at(r1):
@@ -429,7 +432,7 @@ def search_epsilon(acc: _Evaluator, delta: float, xtol: float, cap0: float | Non
         x2: float | None = x_few if few and j_lo < x_few < c_hi else r1
         pts2: list[tuple[float, float]] | None = None
         lo2, hi2, k2 = j_lo, c_hi, k1  # (_refit may change each)
-        if not atoms and not exact2 and not few and modelled and k1 is not None and k1 < 0.0 and j_lo < r1 < c_hi \
+        if not atoms and not exact2 and not few and not skip and modelled and k1 is not None and k1 < 0.0 and j_lo < r1 < c_hi \
                 and r1 <= min(EPS_CAP, acc.eps_tau) and cap0 is None and not lower_far(r1) > delta:
             # a far-tail law led phase 1's last point: its upper-only value may be far from its bracket (the body's
             # Chernoff value), so r1 is first looked at on a loose report (docs/accountant.md §8.4)
