@@ -22,6 +22,8 @@ from sharpdp.shuffle.accountant import search as S
 from sharpdp.shuffle.accountant.jump_lower import jump_lower, jump_lower_max
 from sharpdp.shuffle.laws import laws_for
 
+from _main_floats34 import session44_floats
+
 
 def _exact_dup_lattice(k: np.ndarray, probs: np.ndarray, h: float, gamma: float, n: int) -> float:
     """D_up = E[(sum_i B_i L_i)_+] / (n gamma) for L = h k (k integers), by repeated convolution of X = B L's pmf."""
@@ -99,6 +101,7 @@ def test_jump_lower_below_certified_upper(make, n, eps):
     (0.011128265411935699, 0.37220511033260534, 10**9, 0.49921876303477875),
 ])
 def test_get_epsilon_is_mains_float_without_the_loose_pass(g, s0, n, ans, monkeypatch):
+    session44_floats(monkeypatch)  # (**) session 45, lead: EPS45_START_PROBE moves these answers (docs/accountant.md §8.25)
     clear_caches()
     calls = []
     orig = S.certify

@@ -56,8 +56,9 @@ def _certified(r, n, eps, delta=DELTA):
     assert ShuffleAccountant(r, n, "zero_out").get_delta(eps * (1.0 - 2.0 * XTOL)) > delta
 
 
-def test_switch_off_at_main_and_listed():
-    assert limits.EPS45_START_PROBE == 0.0 == SESSION44["EPS45_START_PROBE"]
+def test_switch_on_at_main_and_listed():
+    """On since session 45's merge (docs/accountant.md §8.25); SESSION44 holds the value of session 44's floats."""
+    assert limits.EPS45_START_PROBE == 0.02 and SESSION44["EPS45_START_PROBE"] == 0.0
 
 
 def test_gate_against_the_laws_spread(monkeypatch):

@@ -25,5 +25,5 @@ BODY45_KEPT_HEAP_N = 10**7  # from this n on (lattice_pass, jump_term): below, s
 # session 45, eps45
 #: phase 1 skipped where get_epsilon starts at the single-big-jump root and that model's spread there is at most this;
 #: phase 2 then probes the model's root first (docs/accountant.md §8.25; ``accountant/start_probe.py``). 0.0: off (main's
-#: search); 0.02 measured
-EPS45_START_PROBE = 0.0
+#: search); 0.02 measured, on since session 45's merge (a full suite run with it on)
+EPS45_START_PROBE = 0.02
