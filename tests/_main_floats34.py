@@ -238,6 +238,17 @@ def session44_floats(monkeypatch) -> None:
         switch(monkeypatch, name, value)
 
 
+#: every session-46 switch at its session-45 value (appended by session 46's builders)
+SESSION45: dict = {
+}
+
+
+def session45_floats(monkeypatch) -> None:
+    """Every session-46 switch at its session-45 value for one test: session 45's floats (and passes)."""
+    for name, value in _since(45).items():
+        switch(monkeypatch, name, value)
+
+
 def _since(first: int) -> dict:
     """The dicts SESSION<first> to the last one merged in that order (a switch listed twice takes the later entry)."""
     last = max(int(k[7:]) for k in globals() if k.startswith("SESSION") and k[7:].isdigit())
