@@ -73,3 +73,28 @@ def test_figures_regenerate_with_one_command(tmp_path, capsys):
     assert "Figure 1:" not in err and ("Figures 1-3" in err or not err.strip())
     f2 = pd.read_csv(tmp_path / "figure2_privacy_profile.csv")
     assert np.all(np.diff(f2.delta_bmg) <= 0) and np.all(f2.delta_bmg_lower <= f2.delta_bmg)
+
+
+def test_the_progress_bar_covers_the_drawing_and_ends_at_its_total(tmp_path, monkeypatch):
+    """The PNGs are drawn inside the one progress bar (no silent seconds after it ends), and its increments sum to
+    its total exactly (it ends at 100 %, never beyond)."""
+    import contextlib
+
+    import sharpdp.apps.shuffle_figures as sf
+
+    seen: dict = {"updates": 0, "pngs_at_close": None}
+
+    class Bar:
+        def update(self, k):
+            seen["updates"] += k
+
+    @contextlib.contextmanager
+    def recording_bar(*, total, **_):
+        seen["total"] = total
+        yield Bar()
+        seen["pngs_at_close"] = sorted(p.name for p in tmp_path.glob("*.png"))
+
+    monkeypatch.setattr(sf, "progress_bar", recording_bar)
+    sf.write_figures(tmp_path, quick=True, progress=False, only="figure2")
+    assert seen["pngs_at_close"] == ["figure2_privacy_profile.png"]
+    assert seen["updates"] == seen["total"] > 0
