@@ -27,3 +27,9 @@ BODY45_KEPT_HEAP_N = 10**7  # from this n on (lattice_pass, jump_term): below, s
 #: phase 2 then probes the model's root first (docs/accountant.md §8.25; ``accountant/start_probe.py``). 0.0: off (main's
 #: search); 0.02 measured, on since session 45's merge (a full suite run with it on)
 EPS45_START_PROBE = 0.02
+
+# session 46, eps46
+#: calibrate_gaussian's start on the loose search at n >= CAL44_SHAPE_N: the larger sigma0 of §13.1's Jensen start and
+#: §16.1's shape-model start (docs/calibration.md §17; ``calibration/gauss_shape.shape_x``). False: main's start (the
+#: Jensen start alone, with CAL44_SHAPE_START off)
+CAL46_START_MAX = False
