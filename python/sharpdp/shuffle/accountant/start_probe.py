@@ -30,6 +30,11 @@ from sharpdp.shuffle.accountant.walk_model import shape
 #: the rule's least n: below it the spread did not predict the start's error (GaussianRandomizer(1), n = 100: spread
 #: below 0.02, the root 5.7 xtol above the start, a third probe; docs/accountant.md §8.25.2)
 N_MIN = 10**4
+#: :func:`start_look` below this n only: at n = 1e9 its look at the start (a far-tail report near delta) cost 1.9 s
+#: against phase 1's 0.3 s and its overshot look's 0.9 s (GaussianRandomizer(1): 7.6 s against 6.1-7.3 s;
+#: docs/accountant.md
+#: §8.26.3)
+LOOK_N_MAX = 10**9
 
 
 def start_probe(laws_at: Callable[[float], Any], n: int, x0: float, k: float | None, lo: float,
@@ -51,14 +56,15 @@ def start_probe(laws_at: Callable[[float], Any], n: int, x0: float, k: float | N
 def start_look(laws_at: Callable[[float], Any], n: int, x0: float, k: float | None, lo: float, hi: float,
                led: list[int]) -> bool:
     """Whether phase 1 is skipped for a look at the shape model's root ``x0`` (slope ``k``; docs/accountant.md
-    §8.26.3): ``limits.EPS46_START_LOOK`` > 0 and n at least it, ``k`` given and < 0, ``x0`` strictly inside the frame
-    (``lo``, ``hi``) and at most ``limits.EPS_CAP``, the laws at ``x0`` not all atom laws, and the single big jump's
-    share of the shape model M at ``x0`` (:func:`.jump_guess.jump_value` over :func:`.walk_model.shape`) at least
-    ``limits.EPS46_START_LOOK_SHARE`` (as :func:`.looks.walks` reads a look's jump share). Then ``led[0]`` is set to
-    the law that leads the model (the look's law, §8.4): of largest :func:`.far_tail_grid.normal_value` at ``x0``
-    among the laws with a positive top. An estimate's choice only."""
+    §8.26.3): ``limits.EPS46_START_LOOK`` > 0 and n at least it and below ``LOOK_N_MAX``, ``k`` given and < 0, ``x0``
+    strictly inside the frame (``lo``, ``hi``) and at most ``limits.EPS_CAP``, the laws at ``x0`` not all atom laws,
+    and the single big jump's share of the shape model M at ``x0`` (:func:`.jump_guess.jump_value` over
+    :func:`.walk_model.shape`) at least ``limits.EPS46_START_LOOK_SHARE`` (as :func:`.looks.walks` reads a look's
+    jump share). Then ``led[0]`` is set to the law that leads the model (the look's law, §8.4): of largest
+    :func:`.far_tail_grid.normal_value` at ``x0`` among the laws with a positive top. An estimate's choice only."""
     n_min = int(limits.EPS46_START_LOOK)
-    if n_min <= 0 or n < n_min or k is None or not (k < 0.0 and lo < x0 < hi and x0 <= limits.EPS_CAP):
+    if n_min <= 0 or not n_min <= n < LOOK_N_MAX or k is None or not (k < 0.0 and lo < x0 < hi
+                                                                        and x0 <= limits.EPS_CAP):
         return False
     try:
         pairs = laws_at(x0)
