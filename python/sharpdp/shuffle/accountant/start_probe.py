@@ -32,8 +32,7 @@ from sharpdp.shuffle.accountant.walk_model import shape
 N_MIN = 10**4
 #: :func:`start_look` below this n only: at n = 1e9 its look at the start (a far-tail report near delta) cost 1.9 s
 #: against phase 1's 0.3 s and its overshot look's 0.9 s (GaussianRandomizer(1): 7.6 s against 6.1-7.3 s;
-#: docs/accountant.md
-#: §8.26.3)
+#: docs/accountant.md §8.26.3)
 LOOK_N_MAX = 10**9
 
 
