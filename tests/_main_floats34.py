@@ -240,6 +240,9 @@ def session44_floats(monkeypatch) -> None:
 
 #: every session-46 switch at its session-45 value (appended by session 46's builders)
 SESSION45: dict = {
+    "CAL46_START_MAX": False,  # eps46
+    "EPS46_START_LOOK": 0,  # eps46
+    "EPS46_START_LOOK_SHARE": 1e-12,  # eps46
 }
 
 

@@ -27,3 +27,17 @@ BODY45_KEPT_HEAP_N = 10**7  # from this n on (lattice_pass, jump_term): below, s
 #: phase 2 then probes the model's root first (docs/accountant.md §8.25; ``accountant/start_probe.py``). 0.0: off (main's
 #: search); 0.02 measured, on since session 45's merge (a full suite run with it on)
 EPS45_START_PROBE = 0.02
+
+# session 46, eps46
+#: calibrate_gaussian's start on the loose search at n >= CAL44_SHAPE_N: the larger sigma0 of §13.1's Jensen start and
+#: §16.1's shape-model start (docs/calibration.md §17; ``calibration/gauss_shape.shape_x``). False: main's start (the
+#: Jensen start alone, with CAL44_SHAPE_START off)
+CAL46_START_MAX = False
+#: get_epsilon's phase 1 skipped from this n on (below 1e9) where the search starts at the shape model's root and
+#: §8.25's gate is shut: the look of §8.4 at that root instead (docs/accountant.md §8.26.3;
+#: ``accountant/start_probe.start_look``). 0: off (main's search); 1e8 measured
+EPS46_START_LOOK = 0
+#: §8.26.3's gate: the single big jump's share of the shape model at the start at least this (measured: 1e-16 and below
+#: at GaussianRandomizer(2), (4.6), n >= 1e8, where the look's bias misplaced the root; 7e-8 to 0.98 at the BMGs and
+#: GaussianRandomizer(1), n >= 1e8)
+EPS46_START_LOOK_SHARE = 1e-12

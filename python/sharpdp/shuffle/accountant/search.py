@@ -32,7 +32,7 @@ from sharpdp.shuffle.accountant.phase1_step import phase1_h_ratio, two_atoms
 from sharpdp.shuffle.accountant.probe import probe
 from sharpdp.shuffle.accountant.search_choices import look_rel, tie_lead
 from sharpdp.shuffle.accountant.shape_start import shape_start
-from sharpdp.shuffle.accountant.start_probe import start_probe
+from sharpdp.shuffle.accountant.start_probe import start_look, start_probe
 from sharpdp.shuffle.accountant.secant import decreasing_root, geometric_end, sharpened_root, shrink, upward_end  # noqa: F401
 from sharpdp.shuffle.accountant.walk_model import shape_root, shape_step
 from sharpdp.shuffle.accountant.zero_end import AtZero, ZeroEnd
@@ -360,19 +360,17 @@ def search_epsilon(acc: _Evaluator, delta: float, xtol: float, cap0: float | Non
         j_lo, j_hi = geometric_end(lambda e: not lower_at(e) > delta, min(g, c_hi) / 4.0, 0.0, c_hi, 4.0)
 
     def lower_near(e: float) -> float:
-        """lower_at where it may still exceed delta (below the bisection's upper end j_hi; a
-        choice of speed only: skipping the check just evaluates the function)."""
+        """lower_at where it may still exceed delta (below the bisection's upper end j_hi; a choice of speed only)."""
         return lower_at(e) if e < j_hi else 0.0
 
     # phase 1: a model of up near the root (upper-only values, coarse grid), from the guess if in the bracket, else its middle
     x0 = g if j_lo < g < c_hi or j_lo == 0.0 else math.sqrt(j_lo * c_hi)
-    # two-atom laws on the exact sum (docs/accountant_atoms.md §12): every value is final at once, so a
-    # model on cheaper values has nothing to gain: no phase 1, phase 2 from the asymptotic guess
+    # two-atom laws on the exact sum (docs/accountant_atoms.md §12): every value final at once, no phase 1 (the guess)
     exact2 = two and exact_two_atoms()
     zero = ZeroEnd(acc, delta, known_above_0 or low0(0.0) > delta)  # (the answer 0 decided first: §8.10, §8.21)
     r1: float | None
     k1: float | None
-    skip = False
+    skip = look0 = False
     if exact2:
         lo1, hi1, r1, k1 = j_lo, c_hi, min(max(g, j_lo), c_hi), None
     else:
@@ -381,8 +379,9 @@ def search_epsilon(acc: _Evaluator, delta: float, xtol: float, cap0: float | Non
         sh = shape_start(laws_at, acc.n, delta, j_lo, c_hi, g) if k_j is None and not two else None  # (§8.24.1)
         x0, k0 = sh if sh is not None else (x0, k0)
         skip = (k_j is not None and x0 == g or sh is not None) and start_probe(laws_at, acc.n, x0, k0, j_lo, c_hi)  # (§8.25)
+        look0 = sh is not None and not skip and start_look(laws_at, acc.n, x0, k0, j_lo, c_hi, last_led)  # (§8.26.3)
         try:  # (a point near eps = 0: get_delta(0) first, docs/accountant.md §8.10)
-            lo1, hi1, r1, k1 = (j_lo, c_hi, x0, k0) if skip else _root(zero.wrap(lambda e: up(e, True)), delta, j_lo, c_hi, max(xtol, 1e-2), x0=x0,
+            lo1, hi1, r1, k1 = (j_lo, c_hi, x0, k0) if skip or look0 else _root(zero.wrap(lambda e: up(e, True)), delta, j_lo, c_hi, max(xtol, 1e-2), x0=x0,
                                      slope=k0, lower=lower_near, converge=True, reach=_REACH_TWO if two else _REACH,
                                      straddle=0.0 if two else _STRADDLE, interp=_INTERP if acc.n < _WALK_N else _INTERP_LARGE, one=ONE_PASS and (k_j is not None or sh is not None and bool(limits.EPS44_SHAPE_ONE)))
         except AtZero:
@@ -445,7 +444,7 @@ def search_epsilon(acc: _Evaluator, delta: float, xtol: float, cap0: float | Non
                 and not (k_j is not None and acc.n < _WALK_N and look_spared(pairs_r1, acc.n))  # (§8.13.2)
             # (its probe at r1 keeps the whole report, whose law it reads: docs/accountant.md §8.7)
             lo2, hi2, x2, k2, pts2 = _refit(acc, lambda e: fun2(e, False), delta, j_lo, c_hi, r1, k1, xtol, laws_at,
-                                            last_led[0], look=look, lows=lows)
+                                            -2 if look0 else last_led[0], look=look, lows=lows)
         lo, hi, _, _ = _root(fun2, delta, lo2, hi2, xtol, x0=x2, slope=k2, lower=None if exact2 else lower_far,
                              pts0=pts2, snap=not atoms and not exact2)
     except AtZero:
@@ -538,9 +537,9 @@ def _refit(acc: _Evaluator, fun: Callable[[float], float], delta: float, lo: flo
     end = True  # (r1 becomes a bracket end: its value is get_delta's)
     if look:
         rep = acc._report(r1, look_rel(acc.n))  # (a certified bracket of D_up(r1): docs/accountant.md §8.4, §8.14.1)
-        # the model's value: the bracket's geometric middle, nearer get_delta's value than its upper end (a choice of
-        # points only, never a bound: docs/accountant.md §8.8)
+        # the model's value: the bracket's geometric middle (a choice of points only, never a bound: §8.8)
         u, b = _look_value(float(rep.lower), float(rep.upper)), rep.law_index
+        led = b if led == -2 else led  # (-2: the shape start's model, of no one law, follows the law named: §8.26.3)
         if lows is not None:
             lows.append(float(rep.lower))
         if rep.lower > delta:
@@ -553,6 +552,7 @@ def _refit(acc: _Evaluator, fun: Callable[[float], float], delta: float, lo: flo
         u = fun(r1)
         lo, hi = (lo, r1) if u <= delta else (r1, hi)
         b = acc.report(r1).law_index  # (get_delta's report at r1: cached by the accountant, no second pass)
+    led = b if led == -2 else led  # (-2: the shape start's model, of no one law, follows the law named: §8.26.3)
     if not 0.0 < u < 1.0:
         return lo, hi, None, k1, []
     f1 = ld - math.log(-math.log(u))

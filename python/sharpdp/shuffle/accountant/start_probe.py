@@ -7,6 +7,11 @@ docs/accountant.md §8.11, :func:`.jump_guess.first_point`, or the shape model's
 get_delta's root on the regime map, and phase 1's upper-only passes only moved phase 2's first point by less than
 that. With the rule phase 1 is skipped: phase 2 probes the model's root first, with the model's slope.
 
+:func:`start_look` (docs/accountant.md §8.26.3): at n >= 1e8, where the start is the shape model's root and the gate
+above is shut, phase 1's upper-only values of a far-tail law (the body's Chernoff values, 2-5x above get_delta's)
+carried the search 14-35 % away from a start 0.1-8 % from the answer, and loose looks walked back (§8.8). With
+``limits.EPS46_START_LOOK`` phase 1 is skipped there too, and phase 2's look (§8.4) is taken at the start's root.
+
 A choice of points only: the model root and the spread are estimates, never bounds; phase 2's bracket ends are its
 probes' own certified values (docs/accountant.md §8, step 5).
 """
@@ -18,11 +23,17 @@ from collections.abc import Callable
 from typing import Any
 
 from sharpdp.shuffle.accountant import limits
+from sharpdp.shuffle.accountant.far_tail_grid import normal_value
 from sharpdp.shuffle.accountant.jump_guess import jump_value
+from sharpdp.shuffle.accountant.walk_model import shape
 
 #: the rule's least n: below it the spread did not predict the start's error (GaussianRandomizer(1), n = 100: spread
 #: below 0.02, the root 5.7 xtol above the start, a third probe; docs/accountant.md §8.25.2)
 N_MIN = 10**4
+#: :func:`start_look` below this n only: at n = 1e9 its look at the start (a far-tail report near delta) cost 1.9 s
+#: against phase 1's 0.3 s and its overshot look's 0.9 s (GaussianRandomizer(1): 7.6 s against 6.1-7.3 s;
+#: docs/accountant.md §8.26.3)
+LOOK_N_MAX = 10**9
 
 
 def start_probe(laws_at: Callable[[float], Any], n: int, x0: float, k: float | None, lo: float,
@@ -41,4 +52,32 @@ def start_probe(laws_at: Callable[[float], Any], n: int, x0: float, k: float | N
     return math.isfinite(q) and q <= q_max
 
 
-__all__ = ["start_probe"]
+def start_look(laws_at: Callable[[float], Any], n: int, x0: float, k: float | None, lo: float, hi: float,
+               led: list[int]) -> bool:
+    """Whether phase 1 is skipped for a look at the shape model's root ``x0`` (slope ``k``; docs/accountant.md
+    §8.26.3): ``limits.EPS46_START_LOOK`` > 0 and n at least it and below ``LOOK_N_MAX``, ``k`` given and < 0, ``x0``
+    strictly inside the frame (``lo``, ``hi``) and at most ``limits.EPS_CAP``, the laws at ``x0`` not all atom laws,
+    and the single big jump's share of the shape model M at ``x0`` (:func:`.jump_guess.jump_value` over
+    :func:`.walk_model.shape`) at least ``limits.EPS46_START_LOOK_SHARE`` (as :func:`.looks.walks` reads a look's
+    jump share). Then ``led[0]`` is set to the law that leads the model (the look's law, §8.4): of largest
+    :func:`.far_tail_grid.normal_value` at ``x0`` among the laws with a positive top. An estimate's choice only."""
+    n_min = int(limits.EPS46_START_LOOK)
+    if n_min <= 0 or not n_min <= n < LOOK_N_MAX or k is None or not (k < 0.0 and lo < x0 < hi
+                                                                        and x0 <= limits.EPS_CAP):
+        return False
+    try:
+        pairs = laws_at(x0)
+        if all(law.atoms() is not None for _, law in pairs):
+            return False
+        vals = [(normal_value(law, float(g), n), i) for i, (g, law) in enumerate(pairs) if law.top_bound() > 0]
+        m, jump = shape(pairs, n), jump_value(pairs, n)[0]
+    except (ValueError, ArithmeticError, NotImplementedError):
+        return False
+    vals = [(v, i) for v, i in vals if math.isfinite(v)]
+    if not vals or not (m > 0.0 and jump >= float(limits.EPS46_START_LOOK_SHARE) * m):
+        return False  # (a model all body: its loose look places the root no better than phase 1, §8.26.3)
+    led[0] = max(vals)[1]
+    return True
+
+
+__all__ = ["start_look", "start_probe"]

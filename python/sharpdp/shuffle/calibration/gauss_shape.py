@@ -30,8 +30,22 @@ _STEP, _GROW, _XTOL = 0.05, 20, 1e-5
 
 def shape_x(x0: float, n: int, epsilon: float, target: float, adjacency: str) -> float | None:
     """x = log sigma0 near ``x0`` where log M(sigma0) = ``target`` (docs/calibration.md §16.1), or None (the rule
-    off, not the loose search's zero-out case, M not formed, or no root bracketed: the start stays ``x0``)."""
-    if not (limits.CAL44_SHAPE_START and adjacency == "zero_out" and n >= limits.CAL44_SHAPE_N
+    off, not the loose search's zero-out case, M not formed, or no root bracketed: the start stays ``x0``).
+    With ``limits.CAL46_START_MAX`` (docs/calibration.md §17) the larger of that root and ``x0`` (the start nearer the
+    target from above: both models lie below the certified values where measured), whatever
+    ``limits.CAL44_SHAPE_START``."""
+    if limits.CAL46_START_MAX:
+        xs = _shape_root(x0, n, epsilon, target, adjacency)
+        return None if xs is None else max(xs, x0)
+    if not limits.CAL44_SHAPE_START:
+        return None
+    return _shape_root(x0, n, epsilon, target, adjacency)
+
+
+def _shape_root(x0: float, n: int, epsilon: float, target: float, adjacency: str) -> float | None:
+    """The root of log M(sigma0) = ``target`` near ``x0`` in x = log sigma0 (docs/calibration.md §16.1), or None (not
+    the loose search's zero-out case, M not formed, or no root bracketed)."""
+    if not (adjacency == "zero_out" and n >= limits.CAL44_SHAPE_N
             and math.isfinite(x0) and math.isfinite(target)):
         return None
 
