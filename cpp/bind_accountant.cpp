@@ -15,6 +15,7 @@
 
 #include "kernels/accountant.hpp"
 #include "kernels/lognormal_cells.hpp"
+#include "kernels/stop_loss_chords.hpp"
 #include "kernels/two_atom.hpp"
 
 namespace py = pybind11;
@@ -193,6 +194,28 @@ std::tuple<Arr, Arr> lognormal_stop_loss(double a, double G, double S, double r,
   return {lo, up};
 }
 
+// lognormal_stop_loss where t has at least `least` (> 0) finite sorted thresholds: the kernel at every 32nd and the
+// chords / secants between (docs/accountant_tail.md §71.1; gaps not within 1e-9 relative by the kernel too)
+std::tuple<Arr, Arr> lognormal_stop_loss_chords(double a, double G, double S, double r, double v_lo, double v_hi,
+                                                double weight, Arr t, std::size_t least) {
+  const kernels::lognormal::Law law(a, G, S, r, v_lo, v_hi, weight);
+  const auto n = static_cast<py::ssize_t>(t.size());
+  Arr lo(n), up(n);
+  const double* pt = t.data();
+  double *pl = lo.mutable_data(), *pu = up.mutable_data();
+  {
+    py::gil_scoped_release nogil;
+    const auto un = static_cast<std::size_t>(n);
+    if (least > 0 && un >= least && kernels::chords::sorted_finite(pt, un)) {
+      const auto exact = [&law](const double* x, std::size_t k, double* l, double* u) { law.stop_loss(x, k, l, u); };
+      kernels::chords::chord_bracket(exact, pt, un, pl, pu, 32, 1e-9);
+    } else {
+      law.stop_loss(pt, un, pl, pu);
+    }
+  }
+  return {lo, up};
+}
+
 // P(z1 < Z < z2) on the small side with its error bound, elementwise over equal-shaped arrays
 std::tuple<Arr, Arr> lognormal_interval_prob(Arr z1, Arr z2) {
   if (z1.ndim() != z2.ndim() || !std::equal(z1.shape(), z1.shape() + z1.ndim(), z2.shape()))
@@ -248,6 +271,8 @@ void register_accountant(py::module_& m) {
   m.def("lognormal_cells", &lognormal_cells,
         "the same, the narrower cells by fewer nodes where rule != 0 (docs/accountant_tail.md section 64.1)");
   m.def("lognormal_stop_loss", &lognormal_stop_loss, "bracket of a lognormal law's E[(L - t)_+], elementwise");
+  m.def("lognormal_stop_loss_chords", &lognormal_stop_loss_chords,
+        "lognormal_stop_loss, from `least` sorted thresholds on by chords between every 32nd (accountant_tail.md §71.1)");
   m.def("lognormal_interval_prob", &lognormal_interval_prob, "P(z1 < Z < z2) with its error bound, elementwise");
   m.def("lognormal_interval_prob1", &lognormal_interval_prob1, "P(z1 < Z < z2) with its error bound, one pair");
   m.def("lognormal_v", &lognormal_v, "V where a lognormal law's L = x, elementwise");

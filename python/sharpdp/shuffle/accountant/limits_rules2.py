@@ -27,3 +27,9 @@ BODY45_KEPT_HEAP_N = 10**7  # from this n on (lattice_pass, jump_term): below, s
 #: phase 2 then probes the model's root first (docs/accountant.md §8.25; ``accountant/start_probe.py``). 0.0: off (main's
 #: search); 0.02 measured, on since session 45's merge (a full suite run with it on)
 EPS45_START_PROBE = 0.02
+
+# session 46, g46
+#: docs/accountant_tail.md §71.1: a lognormal law's stop-loss bracket at this many sorted thresholds or more (the
+#: closed form's 111,707 at n = 1e8) from the kernel at every 32nd, the chords (upper) and the neighbouring secants
+#: (lower) between them where within 1e-9 relative; 0: the kernel at every threshold (main's floats)
+G46_STOP_LOSS_CHORDS = 0
