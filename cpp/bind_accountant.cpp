@@ -271,6 +271,19 @@ void register_accountant(py::module_& m) {
   m.def("lognormal_cells", &lognormal_cells,
         "the same, the narrower cells by fewer nodes where rule != 0 (docs/accountant_tail.md section 64.1)");
   m.def("lognormal_stop_loss", &lognormal_stop_loss, "bracket of a lognormal law's E[(L - t)_+], elementwise");
+  m.def("round_out",
+        [](Arr x, bool upward) {
+          Arr out(std::vector<py::ssize_t>(x.shape(), x.shape() + x.ndim()));
+          const double* px = x.data();
+          double* po = out.mutable_data();
+          const auto n = static_cast<std::size_t>(x.size());
+          {
+            py::gil_scoped_release nogil;
+            kernels::round_out(px, n, po, upward);
+          }
+          return out;
+        },
+        "x -+ 4u |x| -+ 1e-300 elementwise, mgf.dn / mgf.up in one pass (accountant_tail.md §71.3)");
   m.def("lognormal_stop_loss_chords", &lognormal_stop_loss_chords,
         "lognormal_stop_loss, from `least` sorted thresholds on by chords between every 32nd (accountant_tail.md §71.1)");
   m.def("lognormal_interval_prob", &lognormal_interval_prob, "P(z1 < Z < z2) with its error bound, elementwise");
