@@ -179,21 +179,6 @@ Arr lognormal_v(double a, double G, double S, double r, Arr x) {
   return out;
 }
 
-// the bracket (lo, up) of E[(L - t)_+] at each threshold t, weighted
-std::tuple<Arr, Arr> lognormal_stop_loss(double a, double G, double S, double r, double v_lo, double v_hi,
-                                         double weight, Arr t) {
-  const kernels::lognormal::Law law(a, G, S, r, v_lo, v_hi, weight);
-  const auto n = static_cast<py::ssize_t>(t.size());
-  Arr lo(n), up(n);
-  const double* pt = t.data();
-  double *pl = lo.mutable_data(), *pu = up.mutable_data();
-  {
-    py::gil_scoped_release nogil;
-    law.stop_loss(pt, static_cast<std::size_t>(n), pl, pu);
-  }
-  return {lo, up};
-}
-
 // lognormal_stop_loss where t has at least `least` (> 0) finite sorted thresholds: the kernel at every 32nd and the
 // chords / secants between (docs/accountant_tail.md §71.1; gaps not within 1e-9 relative by the kernel too)
 std::tuple<Arr, Arr> lognormal_stop_loss_chords(double a, double G, double S, double r, double v_lo, double v_hi,
@@ -214,6 +199,12 @@ std::tuple<Arr, Arr> lognormal_stop_loss_chords(double a, double G, double S, do
     }
   }
   return {lo, up};
+}
+
+// the bracket (lo, up) of E[(L - t)_+] at each threshold t, weighted
+std::tuple<Arr, Arr> lognormal_stop_loss(double a, double G, double S, double r, double v_lo, double v_hi,
+                                         double weight, Arr t) {
+  return lognormal_stop_loss_chords(a, G, S, r, v_lo, v_hi, weight, t, 0);  // (least 0: the kernel at each t)
 }
 
 // P(z1 < Z < z2) on the small side with its error bound, elementwise over equal-shaped arrays
