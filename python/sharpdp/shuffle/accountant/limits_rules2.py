@@ -31,5 +31,6 @@ EPS45_START_PROBE = 0.02
 # session 46, g46
 #: docs/accountant_tail.md §71.1: a lognormal law's stop-loss bracket at this many sorted thresholds or more (the
 #: closed form's 111,707 at n = 1e8) from the kernel at every 32nd, the chords (upper) and the neighbouring secants
-#: (lower) between them where within 1e-9 relative; 0: the kernel at every threshold (main's floats)
+#: (lower) between them where within 1e-9 relative; 0: the kernel at every threshold (main's floats); on: every
+#: pinned-float test file run with it on (§71.4)
 G46_STOP_LOSS_CHORDS = 4096
