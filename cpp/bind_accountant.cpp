@@ -15,6 +15,7 @@
 
 #include "kernels/accountant.hpp"
 #include "kernels/lognormal_cells.hpp"
+#include "kernels/stop_loss_chords.hpp"
 #include "kernels/two_atom.hpp"
 
 namespace py = pybind11;
@@ -178,9 +179,10 @@ Arr lognormal_v(double a, double G, double S, double r, Arr x) {
   return out;
 }
 
-// the bracket (lo, up) of E[(L - t)_+] at each threshold t, weighted
-std::tuple<Arr, Arr> lognormal_stop_loss(double a, double G, double S, double r, double v_lo, double v_hi,
-                                         double weight, Arr t) {
+// lognormal_stop_loss where t has at least `least` (> 0) finite sorted thresholds: the kernel at every 32nd and the
+// chords / secants between (docs/accountant_tail.md §71.1; gaps not within 1e-9 relative by the kernel too)
+std::tuple<Arr, Arr> lognormal_stop_loss_chords(double a, double G, double S, double r, double v_lo, double v_hi,
+                                                double weight, Arr t, std::size_t least) {
   const kernels::lognormal::Law law(a, G, S, r, v_lo, v_hi, weight);
   const auto n = static_cast<py::ssize_t>(t.size());
   Arr lo(n), up(n);
@@ -188,9 +190,21 @@ std::tuple<Arr, Arr> lognormal_stop_loss(double a, double G, double S, double r,
   double *pl = lo.mutable_data(), *pu = up.mutable_data();
   {
     py::gil_scoped_release nogil;
-    law.stop_loss(pt, static_cast<std::size_t>(n), pl, pu);
+    const auto un = static_cast<std::size_t>(n);
+    if (least > 0 && un >= least && kernels::chords::sorted_finite(pt, un)) {
+      const auto exact = [&law](const double* x, std::size_t k, double* l, double* u) { law.stop_loss(x, k, l, u); };
+      kernels::chords::chord_bracket(exact, pt, un, pl, pu, 32, 1e-9);
+    } else {
+      law.stop_loss(pt, un, pl, pu);
+    }
   }
   return {lo, up};
+}
+
+// the bracket (lo, up) of E[(L - t)_+] at each threshold t, weighted
+std::tuple<Arr, Arr> lognormal_stop_loss(double a, double G, double S, double r, double v_lo, double v_hi,
+                                         double weight, Arr t) {
+  return lognormal_stop_loss_chords(a, G, S, r, v_lo, v_hi, weight, t, 0);  // (least 0: the kernel at each t)
 }
 
 // P(z1 < Z < z2) on the small side with its error bound, elementwise over equal-shaped arrays
@@ -248,6 +262,21 @@ void register_accountant(py::module_& m) {
   m.def("lognormal_cells", &lognormal_cells,
         "the same, the narrower cells by fewer nodes where rule != 0 (docs/accountant_tail.md section 64.1)");
   m.def("lognormal_stop_loss", &lognormal_stop_loss, "bracket of a lognormal law's E[(L - t)_+], elementwise");
+  m.def("round_out",
+        [](Arr x, bool upward) {
+          Arr out(std::vector<py::ssize_t>(x.shape(), x.shape() + x.ndim()));
+          const double* px = x.data();
+          double* po = out.mutable_data();
+          const auto n = static_cast<std::size_t>(x.size());
+          {
+            py::gil_scoped_release nogil;
+            kernels::round_out(px, n, po, upward);
+          }
+          return out;
+        },
+        "x -+ 4u |x| -+ 1e-300 elementwise, mgf.dn / mgf.up in one pass (accountant_tail.md §71.3)");
+  m.def("lognormal_stop_loss_chords", &lognormal_stop_loss_chords,
+        "lognormal_stop_loss, from `least` sorted thresholds on by chords between every 32nd (accountant_tail.md §71.1)");
   m.def("lognormal_interval_prob", &lognormal_interval_prob, "P(z1 < Z < z2) with its error bound, elementwise");
   m.def("lognormal_interval_prob1", &lognormal_interval_prob1, "P(z1 < Z < z2) with its error bound, one pair");
   m.def("lognormal_v", &lognormal_v, "V where a lognormal law's L = x, elementwise");

@@ -243,6 +243,7 @@ SESSION45: dict = {
     "CAL46_START_MAX": False,  # eps46
     "EPS46_START_LOOK": 0,  # eps46
     "EPS46_START_LOOK_SHARE": 1e-12,  # eps46
+    "G46_STOP_LOSS_CHORDS": 0,  # g46
 }
 
 

@@ -140,6 +140,7 @@ def test_moved_cells_overlap_main_tight_and_meet_rel_tol(cell):
 @pytest.mark.slow
 @pytest.mark.parametrize("cell", sorted(MAIN_DEFAULT), ids=str)
 def test_switch_off_restores_main_floats(cell, monkeypatch):
+    switch(monkeypatch, "G46_STOP_LOSS_CHORDS", 0)  # (**) session 46, g46: docs/accountant_tail.md §71.1
     switch(monkeypatch, "CHERNOFF_LOG_STEP", False)  # (**) session 42, g05: docs/accountant_tail.md §62.1
     switch(monkeypatch, "FIRST_COARSE", False)
     switch(monkeypatch, "HAT_PIECES", False)  # (**) session 38, hat38
@@ -175,6 +176,7 @@ def test_pair_redo_spared_where_the_round_meets_the_target(cell, monkeypatch):
     """§50.4: the kept run makes one round (main: a second round at a larger T0); the bracket within
     rel_tol, overlapping main's (both certified) and main's rel_tol 1e-3 one where known; the switch off restores
     main's floats."""
+    switch(monkeypatch, "G46_STOP_LOSS_CHORDS", 0)  # (**) session 46, g46: docs/accountant_tail.md §71.1
     switch(monkeypatch, "CHERNOFF_LOG_STEP", False)  # (**) session 42, g05: docs/accountant_tail.md §62.1
     switch(monkeypatch, "SCALED_PAIR_KEEP", False)  # (**) session 38, far38
     switch(monkeypatch, "COARSE_KEEP", False)  # (**) session 39, far39 (§54.1 would keep the redo's round)

@@ -77,6 +77,7 @@ def test_moved_cells_hold_the_references(cell, monkeypatch):
     """The moved brackets: they hold rev38's FFT value (3 indicators + 1e-4 relative), overlap main's rel_tol-1e-3 (n = 1e9:
     1e-4) bracket and never lie below its lower value, meet 0.952 rel_tol (Claim 54.1), and are the values measured
     (those with §55's density bound off: with it, the references and widths are checked first)."""
+    switch(monkeypatch, "G46_STOP_LOSS_CHORDS", 0)  # (**) session 46, g46: docs/accountant_tail.md §71.1
     switch(monkeypatch, "CHERNOFF_LOG_STEP", False)  # (**) session 42, g05: docs/accountant_tail.md §62.1
     n, eps = cell
     _hold_the_references(n, eps)
@@ -108,6 +109,7 @@ def _hold_the_references(n: int, eps: float, pinned: bool = False) -> None:
 def test_switches_off_restore_main_floats(cell, monkeypatch):
     """COARSE_KEEP, COARSE_FAR and TOP_FIT off: main's floats bit for bit; TOP_FIT alone off: the same report as with
     it on."""
+    switch(monkeypatch, "G46_STOP_LOSS_CHORDS", 0)  # (**) session 46, g46: docs/accountant_tail.md §71.1
     switch(monkeypatch, "CHERNOFF_LOG_STEP", False)  # (**) session 42, g05: docs/accountant_tail.md §62.1
     switch(monkeypatch, "HAT_DENSITY", False)  # (**) session 39, lead: §55 moves these cells' lower values too (merged)
     switch(monkeypatch, "TOP_FIT", False)

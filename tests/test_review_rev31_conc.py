@@ -208,6 +208,7 @@ def test_stage_off_gives_mains_floats(monkeypatch):
     """With §38's stage a no-op, the branch's other changes (the sharp stage's reuse of the first call's f(mh) and
     Bennett tail, the lower base's reuse of the Jensen terms, ``_tilted_curv`` without the sort) give main's floats bit
     for bit, at the two cells §38 moves and at cells accepted at the sharp stage."""
+    switch(monkeypatch, "G46_STOP_LOSS_CHORDS", 0)  # (**) session 46, g46: docs/accountant_tail.md §71.1
     switch(monkeypatch, "CHERNOFF_LOG_STEP", False)  # (**) session 42, g05: docs/accountant_tail.md §62.1
     _stage_off(monkeypatch)
     switch(monkeypatch, "TV_WEIGHTED", False)  # (**) session 37, hat37: pins main's floats; §51's values: test_hat37_tv_weight.py
@@ -224,6 +225,7 @@ def test_stage_off_gives_mains_floats(monkeypatch):
 def test_unchanged_cells_keep_mains_floats(monkeypatch):
     """The cells of BASE other than the two §38 moves: main's floats with the stage on (it runs only where the sharp
     stage refused)."""
+    switch(monkeypatch, "G46_STOP_LOSS_CHORDS", 0)  # (**) session 46, g46: docs/accountant_tail.md §71.1
     switch(monkeypatch, "CHERNOFF_LOG_STEP", False)  # (**) session 42, g05: docs/accountant_tail.md §62.1
     switch(monkeypatch, "HAT_DENSITY", False)  # (**) session 39, hat39: §55 moves the BMG n = 1e8 cell (its bracket contains this one)
     switch(monkeypatch, "COARSE_KEEP", False)  # (**) session 39, lead: with §54.5's gate §54.1 keeps a coarser run there (containing this one)

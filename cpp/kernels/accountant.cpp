@@ -652,6 +652,21 @@ inline std::complex<double> clog_same(const std::complex<double>& z) {
 
 std::size_t clog_same_mismatches(std::size_t count) { return clog_mismatches(count); }
 
+void round_out(const double* x, std::size_t n, double* out, bool upward) {
+  const double c = 4.0 * 0x1p-53;  // 4u (a power of 2: Python's 4 * U)
+  if (upward) {
+    for (std::size_t i = 0; i < n; ++i) {
+      const double t = std::fabs(x[i]) * c;
+      out[i] = (x[i] + t) + 1e-300;
+    }
+  } else {
+    for (std::size_t i = 0; i < n; ++i) {
+      const double t = std::fabs(x[i]) * c;
+      out[i] = (x[i] - t) - 1e-300;
+    }
+  }
+}
+
 bool set_dft_simd(int on) {
   dft_simd::enabled_flag().store(on != 0 ? 1 : 0);
   return dft_simd::active();

@@ -81,6 +81,12 @@ std::size_t clog_same_mismatches(std::size_t count);
 // now runs (false on other CPUs and builds).
 bool set_dft_simd(int on);
 
+// x - 4u |x| - 1e-300 (upward false) or x + 4u |x| + 1e-300 (upward true) at each of n doubles, u = 2^-53: the
+// closed form's rounding helpers mgf.dn / mgf.up (docs/accountant_tail.md §18 (h)) in one pass over the array, the
+// same IEEE operations on the same operands in the same order as numpy's t = |x|, t *= 4u, t = x -+ t, t -+= 1e-300
+// (docs/accountant_tail.md §71.3; this file is built with -ffp-contract=off: no product fused into the sum).
+void round_out(const double* x, std::size_t n, double* out, bool upward);
+
 // Power step Q = exp(n Log z) per frequency with its error bound (docs/accountant.md §3.6.3-3.6.4).
 // z, out: length M (rfft of the folded tilted pmf y of length N); e: the FFT's componentwise bound.
 struct Power {

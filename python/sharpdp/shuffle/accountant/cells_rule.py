@@ -15,4 +15,11 @@ def two_node() -> int:
     return 1 if (limits.CELLS_FEW_NODES or limits.CELLS_TWO_NODE) else 0
 
 
+def chords() -> int:
+    """``limits.G46_STOP_LOSS_CHORDS``: from this many sorted thresholds a lognormal law's stop-loss bracket takes the
+    chords and secants between every 32nd threshold (docs/accountant_tail.md §71.1); 0: the kernel at each."""
+    return int(limits.G46_STOP_LOSS_CHORDS)
+
+
 lognormal.set_two_node_rule(two_node)
+lognormal.set_chords_rule(chords)

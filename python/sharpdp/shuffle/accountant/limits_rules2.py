@@ -41,3 +41,9 @@ EPS46_START_LOOK = 0
 #: at GaussianRandomizer(2), (4.6), n >= 1e8, where the look's bias misplaced the root; 7e-8 to 0.98 at the BMGs and
 #: GaussianRandomizer(1), n >= 1e8)
 EPS46_START_LOOK_SHARE = 1e-12
+# session 46, g46
+#: docs/accountant_tail.md §71.1: a lognormal law's stop-loss bracket at this many sorted thresholds or more (the
+#: closed form's 111,707 at n = 1e8) from the kernel at every 32nd, the chords (upper) and the neighbouring secants
+#: (lower) between them where within 1e-9 relative; 0: the kernel at every threshold (main's floats); on: every
+#: pinned-float test file run with it on (§71.4)
+G46_STOP_LOSS_CHORDS = 4096

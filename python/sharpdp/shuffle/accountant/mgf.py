@@ -14,6 +14,7 @@ import math
 
 import numpy as np
 
+from sharpdp._core_loader import core as _core
 from sharpdp.shuffle.accountant.limits import U
 from sharpdp.shuffle.accountant.memo import object_memo
 from sharpdp.shuffle.laws import Law
@@ -32,9 +33,11 @@ TAIL_RATES = (1.5, 2.0, 2.5, 3.0)  # §22 (b): the rates t tried in P(X_m > -T0)
 def dn(x):
     """x - 4u |x| - 1e-300: a lower value of a result computed within 4 ulp (docs/accountant_tail.md §18 (h)).
     A float64 array is formed in one new array (the same operations on the same doubles in the same order:
-    docs/accountant_tail.md §69.2)."""
+    docs/accountant_tail.md §69.2), a C-contiguous one by the compiled core in one pass (§71.3)."""
     if type(x) is not np.ndarray or x.dtype != np.float64 or x.ndim == 0:
         return x - 4 * U * np.abs(x) - 1e-300
+    if x.flags.c_contiguous:  # (one pass in C++, the same doubles: docs/accountant_tail.md §71.3)
+        return _core.accountant.round_out(x, False)
     t = np.abs(x)
     t *= 4 * U
     np.subtract(x, t, out=t)
@@ -47,6 +50,8 @@ def up(x):
     :func:`dn` (docs/accountant_tail.md §69.2)."""
     if type(x) is not np.ndarray or x.dtype != np.float64 or x.ndim == 0:
         return x + 4 * U * np.abs(x) + 1e-300
+    if x.flags.c_contiguous:  # (docs/accountant_tail.md §71.3)
+        return _core.accountant.round_out(x, True)
     t = np.abs(x)
     t *= 4 * U
     np.add(x, t, out=t)

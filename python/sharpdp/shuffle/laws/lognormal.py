@@ -37,6 +37,22 @@ def set_two_node_rule(rule) -> None:
     _TWO_NODE[0] = rule
 
 
+def _chords_default() -> int:
+    return 0
+
+
+# From which number of sorted thresholds :meth:`LognormalLaw.stop_loss` takes the chords of
+# ``stop_loss_chords.chord_bracket`` (docs/accountant_tail.md §71.1): read at each call from the rule the accountant
+# registers (accountant/cells_rule.py: limits.G46_STOP_LOSS_CHORDS); 0 (every threshold by the kernel) where none is
+_CHORDS = [_chords_default]
+
+
+def set_chords_rule(rule) -> None:
+    """Register the function (no arguments, an int) giving the least number of sorted thresholds whose stop-loss
+    bracket takes the chords between nodes (0: never; docs/accountant_tail.md §71.1)."""
+    _CHORDS[0] = rule
+
+
 def two_node() -> int:
     """The cells' rule now (0: the 8-point rule in every narrow cell; 1: the narrower cells by 2, 3 or 4 nodes,
     docs/accountant_tail.md §64.1); part of every kept cells' key."""
@@ -406,6 +422,10 @@ class LognormalLaw(Law):
     def stop_loss(self, t):
         # the closed form E[L - t; L > t] with its bound, per threshold, by the compiled kernel (§2.3)
         t = np.atleast_1d(np.asarray(t, dtype=float))
+        least = int(_CHORDS[0]())
+        if least > 0 and t.size >= least and t.ndim == 1:  # (sorted finite t: chords, docs/accountant_tail.md §71.1)
+            return _core.accountant.lognormal_stop_loss_chords(self.a, self._G, self._S, self.r, self._vlo,
+                                                               self._vhi, self.weight, t, least)
         return _core.accountant.lognormal_stop_loss(self.a, self._G, self._S, self.r, self._vlo, self._vhi,
                                                     self.weight, t)
 
