@@ -27,3 +27,9 @@ BODY45_KEPT_HEAP_N = 10**7  # from this n on (lattice_pass, jump_term): below, s
 #: phase 2 then probes the model's root first (docs/accountant.md §8.25; ``accountant/start_probe.py``). 0.0: off (main's
 #: search); 0.02 measured, on since session 45's merge (a full suite run with it on)
 EPS45_START_PROBE = 0.02
+
+# session 46, rep46
+#: docs/accountant.md §9.23: the golden section's new split probed first (as VIA_BOTTOM_GOLDEN_PROBE, §9.22.2) only where
+#: the legs cached beside it predict its chain at least this factor above the level that decides it worse
+#: (via_bottom_gate.probe_first; a choice of which certified legs run). 0.0: off (main's section)
+REP46_PROBE_GATE = 2.0
