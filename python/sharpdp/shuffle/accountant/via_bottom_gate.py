@@ -39,11 +39,12 @@ def probe_first(vb: Any, eps: float, f: float, bar: float) -> bool:
     """True where ``limits.REP46_PROBE_GATE`` = g > 0 and the split at f of the split search at eps is predicted worse than
     ``bar`` by a margin: with A and B the estimates of :func:`log_between` from ``vb``'s certified legs (its leg cache, every
     rel_tol), A >= bar, or e^{e1} B >= g (bar - A) (leg B at least g times the level at which the chain reaches the bar, so
-    that a probe's loose lower value of leg B is expected to decide). False without the switch, a finite bar, or legs on
-    both sides. A choice of which certified legs run (docs/accountant.md §9.23)."""
+    that a probe's loose lower value of leg B is expected to decide). False without the switch, a finite bar, the
+    engine's leg cache, or legs on both sides. A choice of which certified legs run (docs/accountant.md §9.23)."""
     gate = limits.REP46_PROBE_GATE
-    if not (gate > 0.0 and math.isfinite(bar) and bar > 0.0):
-        return False
+    if not (gate > 0.0 and math.isfinite(bar) and bar > 0.0) or getattr(vb, "bottom", None) is None \
+            or not isinstance(getattr(vb, "_leg_cache", None), dict):
+        return False  # (a search without the engine's legs, e.g. a test's synthetic one: main's section)
     e1 = f * eps
     e2 = vb._second(eps, e1)
     a = log_between(anchors(vb, e1, 0), e1)
