@@ -241,6 +241,7 @@ def session44_floats(monkeypatch) -> None:
 #: every session-46 switch at its session-45 value (appended by session 46's builders)
 SESSION45: dict = {
     "REP46_PROBE_GATE": 0.0,  # rep46
+    "REP46_LOOSE_CAP": False,  # rep46
 }
 
 

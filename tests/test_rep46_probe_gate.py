@@ -123,3 +123,55 @@ def test_gate_fires_decides_soundly_and_keeps_the_bracket(s, n, eps, monkeypatch
             assert not fired
     assert machine_same(got[2.0][0], got[0.0][0]) and machine_same(got[2.0][1], got[0.0][1])
     assert 0.0 < got[2.0][0] <= got[2.0][1] < 1.0
+
+
+def _legs_counted(acc):
+    """The engine legs of a replace accountant through bot (its zero-out accountant's reports), counted."""
+    vb = acc._bottom
+    calls = [0]
+    orig = vb.bottom._report
+
+    def counted(*a, **k):
+        calls[0] += 1
+        return orig(*a, **k)
+
+    vb.bottom._report = counted
+    return calls
+
+
+def test_loose_cap_same_cap_with_fewer_legs(monkeypatch):
+    """§9.23.7 at GaussianRandomizer(0.46), n = 1e3, eps = 2 (a cap cell): with the switch the bracket is (1, 1) as without
+    it, from fewer engine legs; and the reported split's bound is at the cap: an independent zero-out accountant's legs at
+    rel_tol 0.1 give its chain A(e1) + e^{e1} B(eps - e1) a lower value >= 1 (so min(1, bound there) = 1, §9's early stop
+    (a)). (Caught: a cap reported from a split whose certified chain is below 1; the switch not reaching the search.)"""
+    got, legs, split = {}, {}, {}
+    for on in (False, True):
+        switch(monkeypatch, "REP46_LOOSE_CAP", on)
+        acc = _acc(0.46, 1000)
+        calls = _legs_counted(acc)
+        got[on] = acc.get_delta_bounds(2.0)
+        legs[on], split[on] = calls[0], acc._bottom._last
+    assert got[True] == got[False] == (1.0, 1.0)
+    assert legs[True] < legs[False]
+    e1 = split[True].e1
+    zo = ShuffleAccountant(GaussianRandomizer(0.46, 1), 1000, "zero_out", rel_tol=0.1)
+    a = zo._report(e1, 0.1, only=(0,)).lower
+    b = zo._report(split[True].leg_b.epsilon, 0.1, only=(1,)).lower
+    assert e1 + split[True].leg_b.epsilon <= 2.0
+    assert a + math.exp(e1) * b >= 1.0
+
+
+@pytest.mark.parametrize("eps", [4.0, 8.0])
+def test_loose_cap_below_the_cap_keeps_the_bracket(eps, monkeypatch):
+    """Below the cap (GaussianRandomizer(0.46), n = 1e3, eps = 4 and 8: brackets near 0.56 and 0.24) the rule reports
+    nothing of its own: the bracket with the switch is the switch-off one (machine_same)."""
+    got = {}
+    for on in (False, True):
+        switch(monkeypatch, "REP46_LOOSE_CAP", on)
+        got[on] = _acc(0.46, 1000).get_delta_bounds(eps)
+    assert machine_same(got[True], got[False])
+    assert got[True][1] < 1.0
+
+
+def test_loose_cap_old_value_is_main():
+    assert SESSION45["REP46_LOOSE_CAP"] is False

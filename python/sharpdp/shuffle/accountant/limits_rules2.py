@@ -33,3 +33,7 @@ EPS45_START_PROBE = 0.02
 #: the legs cached beside it predict its chain at least this factor above the level that decides it worse
 #: (via_bottom_gate.probe_first; a choice of which certified legs run). 0.0: off (main's section)
 REP46_PROBE_GATE = 2.0
+#: docs/accountant.md §9.23.7: where the loose model search's first splits are at the cap, the cap proved from SPLITS'
+#: candidates on legs at the loose rel_tol first (via_bottom_loose_cap.loose_cap; the report (1, 1) as before, other legs
+#: cached). False: off (main's: the candidates at rel_tol at once)
+REP46_LOOSE_CAP = False
