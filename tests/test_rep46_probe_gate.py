@@ -20,6 +20,7 @@ from sharpdp.shuffle.accountant import via_bottom_cliff
 from sharpdp.shuffle.accountant.results import AccountantReport
 from sharpdp.shuffle.accountant.via_bottom_gate import log_between, probe_first
 from _main_floats34 import SESSION45, machine_same, switch
+from test_rep44_edge_first import _engine_legs  # (the engine legs of a replace accountant through bot, counted)
 
 
 @settings(max_examples=200, deadline=None)
@@ -125,20 +126,6 @@ def test_gate_fires_decides_soundly_and_keeps_the_bracket(s, n, eps, monkeypatch
     assert 0.0 < got[2.0][0] <= got[2.0][1] < 1.0
 
 
-def _legs_counted(acc):
-    """The engine legs of a replace accountant through bot (its zero-out accountant's reports), counted."""
-    vb = acc._bottom
-    calls = [0]
-    orig = vb.bottom._report
-
-    def counted(*a, **k):
-        calls[0] += 1
-        return orig(*a, **k)
-
-    vb.bottom._report = counted
-    return calls
-
-
 def test_loose_cap_same_cap_with_fewer_legs(monkeypatch):
     """§9.23.7 at GaussianRandomizer(0.46), n = 1e3, eps = 2 (a cap cell): with the switch the bracket is (1, 1) as without
     it, from fewer engine legs; and the reported split's bound is at the cap: an independent zero-out accountant's legs at
@@ -148,7 +135,7 @@ def test_loose_cap_same_cap_with_fewer_legs(monkeypatch):
     for on in (False, True):
         switch(monkeypatch, "REP46_LOOSE_CAP", on)
         acc = _acc(0.46, 1000)
-        calls = _legs_counted(acc)
+        calls = _engine_legs(acc)
         got[on] = acc.get_delta_bounds(2.0)
         legs[on], split[on] = calls[0], acc._bottom._last
     assert got[True] == got[False] == (1.0, 1.0)
