@@ -244,6 +244,8 @@ SESSION45: dict = {
     "EPS46_START_LOOK": 0,  # eps46
     "EPS46_START_LOOK_SHARE": 1e-12,  # eps46
     "G46_STOP_LOSS_CHORDS": 0,  # g46
+    "REP46_PROBE_GATE": 0.0,  # rep46
+    "REP46_LOOSE_CAP": False,  # rep46
 }
 
 

@@ -47,3 +47,13 @@ EPS46_START_LOOK_SHARE = 1e-12
 #: (lower) between them where within 1e-9 relative; 0: the kernel at every threshold (main's floats); on: every
 #: pinned-float test file run with it on (§71.4)
 G46_STOP_LOSS_CHORDS = 4096
+# session 46, rep46
+#: docs/accountant.md §9.23: the golden section's new split probed first (as VIA_BOTTOM_GOLDEN_PROBE, §9.22.2) only where
+#: the legs cached beside it predict its chain at least this factor above the level that decides it worse
+#: (via_bottom_gate.probe_first; a choice of which certified legs run; 2.0 measured: no float moved on the 96 cells of
+#: family e, the pinned-float files not all run with it on). 0.0: off (main's section)
+REP46_PROBE_GATE = 0.0
+#: docs/accountant.md §9.23.7: where the loose model search's first splits are at the cap, the cap proved from SPLITS'
+#: candidates on legs at the loose rel_tol first (via_bottom_loose_cap.loose_cap; the report (1, 1) as before, other legs
+#: cached). False: off (main's: the candidates at rel_tol at once)
+REP46_LOOSE_CAP = False

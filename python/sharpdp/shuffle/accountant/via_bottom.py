@@ -24,6 +24,7 @@ from sharpdp.shuffle.accountant.via_bottom_chord import cached_chord
 from sharpdp.shuffle.accountant.via_bottom_cliff import Split
 from sharpdp.shuffle.accountant.via_bottom_cover import beyond_reach, cap_refuted, trivial_refuted
 from sharpdp.shuffle.accountant.via_bottom_edge_first import edge_first
+from sharpdp.shuffle.accountant.via_bottom_loose_cap import loose_cap
 from sharpdp.shuffle.accountant.via_bottom_mirror import mirror_b, raise_lower
 from sharpdp.shuffle.accountant.via_bottom_penalty import penalty_bound
 from sharpdp.shuffle.accountant.via_bottom_search import epsilon_search, vertex
@@ -208,12 +209,13 @@ class ViaBottom(BudgetSearch):
             best = self._reported(eps, first.f, rel_tol, ct)
             self._hint = eps - best.e1 if best.upper < 1.0 else None
             return self._as_report(eps_in, best)
-        if ct != rel_tol:
-            # (the model's splits below the floor; §9.22: the split at the edge of leg B's cliff, where it is the end)
+        if ct != rel_tol:  # (the model's splits below the floor; §9.22: the edge split of leg B's cliff, where the end)
             low = self._below_floor(eps, self._seen) or edge_first(self, eps, rel_tol, ct)
             if low is not None:
                 return self._as_report(eps_in, low)
         if ct != rel_tol and max(self.split(eps, f, ct).upper for f in self._start(eps)) >= 1.0:
+            if (capped := loose_cap(self, eps, ct)) is not None:  # (§9.23.7: the cap from the loose legs first)
+                return self._as_report(eps_in, capped)
             ct = rel_tol  # (the model's first splits, cached: near the cap, the candidates of before at once)
         cands = self._candidates(eps, ct, rel_tol, self.SPLITS)
         if ct != rel_tol and min(c.upper for c in cands) >= 1.0:
@@ -400,8 +402,7 @@ class ViaBottom(BudgetSearch):
 
     def _as_report(self, eps: float, best: Split) -> AccountantReport:
         """The report of one split, its values capped at 1 (the split kept as ``_last``)."""
-        self._last = best
-        ra, rb = best.leg_a, best.leg_b
+        self._last, ra, rb = best, best.leg_a, best.leg_b
         r = ra if ra.upper >= rb.upper else rb
         terms = dict(r.terms, via_bottom=True, epsilon_split=best.e1, leg_upper=(ra.upper, rb.upper))
         return AccountantReport(eps, min(best.lower, 1.0), min(best.upper, 1.0), r.h, r.N, r.T, r.B, r.theta,
@@ -439,8 +440,7 @@ class ViaBottom(BudgetSearch):
         return self._interval_at_least_1(eps, e1s[-1], e2s[-1], self.leg(0, eps, rel_tol).lower, b_lo[-1])
 
     def _leg_lower(self, j: int, e: float, rel_tol: float) -> float:
-        """A lower value of leg j's D_up at e from :meth:`leg`; 0 above the legs' eps_tau, where the leg
-        reports its bracket at eps_tau (docs/sampling.md §4), whose lower value is none at e."""
+        """A lower value of leg j's D_up at e from :meth:`leg`; 0 above the legs' eps_tau (its bracket there is at eps_tau)."""
         if e > float(getattr(self.bottom, "eps_tau", math.inf)):
             return 0.0
         return self.leg(j, e, rel_tol).lower

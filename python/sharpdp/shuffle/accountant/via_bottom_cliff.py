@@ -13,6 +13,7 @@ from sharpdp.shuffle.accountant.limits import VALUE_FLOOR
 from sharpdp.shuffle.accountant.results import AccountantReport
 from sharpdp.shuffle.accountant.via_bottom_chord import chording, chording_search
 from sharpdp.shuffle.accountant.via_bottom_edge import edge_fraction, leg_edge
+from sharpdp.shuffle.accountant.via_bottom_gate import probe_first
 
 
 @dataclass(frozen=True)
@@ -87,7 +88,8 @@ class CliffSearch:
         the split is not certified at rt and stands as a split of upper value inf (every certified upper value of it is
         >= bar, so the section's comparison decides as on the certified split: it is the worse one, never returned,
         only its f read); else the split certified at rt (main's)."""
-        if limits.VIA_BOTTOM_GOLDEN_PROBE and math.isfinite(bar) and self._worse(eps, f, rt, bar):
+        if (limits.VIA_BOTTOM_GOLDEN_PROBE or probe_first(self, eps, f, bar)) and math.isfinite(bar) \
+                and self._worse(eps, f, rt, bar):  # (§9.23: the probe where the legs beside it predict it worse)
             e1 = f * eps
             probed = AccountantReport(e1, 0.0, math.inf, terms={"note": "probed worse (docs/accountant.md §9.22)"})
             return Split(f, math.inf, 0.0, e1, probed, probed)
