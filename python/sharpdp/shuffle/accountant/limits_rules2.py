@@ -27,3 +27,10 @@ BODY45_KEPT_HEAP_N = 10**7  # from this n on (lattice_pass, jump_term): below, s
 #: phase 2 then probes the model's root first (docs/accountant.md §8.25; ``accountant/start_probe.py``). 0.0: off (main's
 #: search); 0.02 measured, on since session 45's merge (a full suite run with it on)
 EPS45_START_PROBE = 0.02
+
+# session 46, body46
+#: docs/accountant_tail.md §70.3: the one-part spectrum without the forward FFT where Lemma 70.1's chain certifies
+#: |z_k|^n <= e^-760 above a cut K and the power step's accurate DFT recomputes every k <= K (other floats); False: main's
+BODY46_PRUNED_FORWARD = False
+BODY46_PRUNED_MIN_N = 2**20  # from this FFT length N on (below, the forward FFT is cheap): docs/accountant_tail.md §70.3
+BODY46_PRUNED_RATIO = 1.1  # the chain's interval ratio (work and tightness of the cut only): docs/accountant_tail.md §70.2
