@@ -215,7 +215,8 @@ def spectrum(parts: Sequence[Part], N: int, thr: float, work: float, threads: in
     (docs/accountant_tail.md §65)."""
     if (limits.BODY46_PRUNED_FORWARD and len(parts) == 1 and N >= limits.BODY46_PRUNED_MIN_N and work > 0
             and not (spectra is not None and 0 in spectra)):  # (docs/accountant_tail.md §70.3)
-        pruned = pruned_spectrum(parts[0].pmf, parts[0].count, parts[0].shift, N, work, limits.BODY46_PRUNED_RATIO)
+        pruned = pruned_spectrum(fold(parts[0].pmf, N, parts[0].shift), parts[0].count, work, limits.BODY46_PRUNED_RATIO,
+                                 kernels().power)
         if pruned is not None:
             return pruned
     C = kernels()

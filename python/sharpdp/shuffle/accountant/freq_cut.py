@@ -18,6 +18,7 @@ forward FFT: the frequencies k <= K are then recomputed by the power step's accu
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import numpy as np
 
@@ -91,21 +92,18 @@ def cut(y: np.ndarray, n: float, ratio: float = 1.1, log_cut: float = LOG_CUT, m
     return min(K, N // 2)
 
 
-def pruned_spectrum(pmf: np.ndarray, count: int, shift: int, N: int, work: float, ratio: float
+def pruned_spectrum(y: np.ndarray, count: int, work: float, ratio: float, power: Callable
                     ) -> tuple[np.ndarray, float, float] | None:
     """:func:`~.fft.spectrum`'s (Q, err_Q, norm_Q) for one part without the forward FFT (docs/accountant_tail.md §70.3),
-    or None where it does not apply (the caller then runs the FFT): the folded pmf y, the cut K of :func:`cut`, and the
-    power step (``kernels().power``) on the K + 2 frequencies 0..K+1 with every k <= K recomputed by its accurate DFT from
+    or None where it does not apply (the caller then runs the FFT): the folded pmf y (N = y.size), the cut K of
+    :func:`cut`, and the power step ``power`` (the compiled kernel, ``fft.kernels().power``) on the K + 2 frequencies 0..K+1 with every k <= K recomputed by its accurate DFT from
     y (a placeholder estimate 1 with componentwise bound 2^-1000 and threshold 2^-1020 makes each k <= K a candidate;
     only where all K + 1 were recomputed, i.e. (K + 1) nnz(y) within ``work``, is the result used) and k = K + 1 given
     as 0 (the kernel skips it). Every frequency K < k <= N // 2 holds Q~_k = 0 against |Q_k| = |z_k|^count <= e^-760
     < 1e-300 (Lemma 70.1), charged as 1e-300 sqrt(2 (N // 2 - K)) on err_Q; norm_Q is the kernel's (Q~ is 0 above)."""
-    from sharpdp.shuffle.accountant.fft import fold, kernels
-
-    n = int(count)
+    n, N = int(count), int(y.size)
     if n < 2 or N < 16:
         return None
-    y = fold(pmf, N, shift)
     K = cut(y, float(n), ratio)
     if K is None or K + 2 > N // 2 + 1:
         return None
@@ -114,7 +112,7 @@ def pruned_spectrum(pmf: np.ndarray, count: int, shift: int, N: int, work: float
         return None
     z = np.zeros(K + 2, dtype=np.complex128)
     z[:K + 1] = 1.0
-    Q, err, qn, rec = kernels().power(z, float(n), 2.0 ** -1000, N, y, 2.0 ** -1020, work)
+    Q, err, qn, rec = power(z, float(n), 2.0 ** -1000, N, y, 2.0 ** -1020, work)
     if int(rec) != K + 1:
         return None
     out = np.zeros(N // 2 + 1, dtype=np.complex128)
