@@ -246,6 +246,7 @@ SESSION45: dict = {
     "G46_STOP_LOSS_CHORDS": 0,  # g46
     "REP46_PROBE_GATE": 0.0,  # rep46
     "REP46_LOOSE_CAP": False,  # rep46
+    "BODY46_PRUNED_FORWARD": False,  # body46
 }
 
 

@@ -27,6 +27,8 @@ from typing import Any
 import numpy as np
 
 from sharpdp.shuffle.accountant.limits import FFT_C, U
+from sharpdp.shuffle.accountant import limits
+from sharpdp.shuffle.accountant.freq_cut import pruned_spectrum
 from sharpdp.shuffle.accountant import cells_rule  # noqa: F401  (registers the cells' rule, §62.2 of accountant_tail.md)
 
 
@@ -207,8 +209,16 @@ def spectrum(parts: Sequence[Part], N: int, thr: float, work: float, threads: in
     """The half spectrum ``Q`` (numpy's rfft layout, N // 2 + 1 entries) of the circular convolution :func:`convolve`
     inverts, ``err_Q`` >= its l2 distance over the full (Hermitian) spectrum to the exact spectrum of the parts'
     stored pmfs, and ``norm_Q`` >= its full l2 norm (docs/accountant.md §3.6.2-§3.6.4); :func:`convolve`'s steps
-    before its inverse FFT, the same floats. Used alone by the engine's window sums in the frequency domain
+    before its inverse FFT, the same floats. With ``limits.BODY46_PRUNED_FORWARD`` one part at N >=
+    ``limits.BODY46_PRUNED_MIN_N`` runs without the forward FFT where it can (:func:`~.freq_cut.pruned_spectrum`,
+    docs/accountant_tail.md §70.3: other floats, certified the same way). Used alone by the engine's window sums in the frequency domain
     (docs/accountant_tail.md §65)."""
+    if (limits.BODY46_PRUNED_FORWARD and len(parts) == 1 and N >= limits.BODY46_PRUNED_MIN_N and work > 0
+            and not (spectra is not None and 0 in spectra)):  # (docs/accountant_tail.md §70.3)
+        pruned = pruned_spectrum(fold(parts[0].pmf, N, parts[0].shift), parts[0].count, work, limits.BODY46_PRUNED_RATIO,
+                                 kernels().power)
+        if pruned is not None:
+            return pruned
     C = kernels()
     rfft = _rfft_pair()[0]
     Q: Any = None

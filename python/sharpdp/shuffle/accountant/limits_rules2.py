@@ -57,3 +57,9 @@ REP46_PROBE_GATE = 0.0
 #: candidates on legs at the loose rel_tol first (via_bottom_loose_cap.loose_cap; the report (1, 1) as before, other legs
 #: cached). False: off (main's: the candidates at rel_tol at once)
 REP46_LOOSE_CAP = False
+# session 46, body46
+#: docs/accountant_tail.md §70.3: the one-part spectrum without the forward FFT where Lemma 70.1's chain certifies
+#: |z_k|^n <= e^-760 above a cut K and the power step's accurate DFT recomputes every k <= K (other floats); False: main's
+BODY46_PRUNED_FORWARD = False
+BODY46_PRUNED_MIN_N = 2**20  # from this FFT length N on (below, the forward FFT is cheap): docs/accountant_tail.md §70.3
+BODY46_PRUNED_RATIO = 1.1  # the chain's interval ratio (work and tightness of the cut only): docs/accountant_tail.md §70.2
