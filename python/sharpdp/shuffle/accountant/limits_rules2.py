@@ -27,3 +27,11 @@ BODY45_KEPT_HEAP_N = 10**7  # from this n on (lattice_pass, jump_term): below, s
 #: phase 2 then probes the model's root first (docs/accountant.md §8.25; ``accountant/start_probe.py``). 0.0: off (main's
 #: search); 0.02 measured, on since session 45's merge (a full suite run with it on)
 EPS45_START_PROBE = 0.02
+
+# session 46, pair46
+#: docs/composition.md §2.29: privacy_profile's own sweep certifies its eps with strides (predicted from the last two
+#: certified values) and gives the skipped eps the chord in e^eps of their certified ends where it is within
+#: PROFILE46_STRIDE_AIM rel_tol of the ends' geometric interpolation; False: every eps certified (main's floats)
+PROFILE46_STRIDE = False
+PROFILE46_STRIDE_AIM = 0.5  # docs/composition.md §2.29: a chord's estimated overshoot, in units of rel_tol
+PROFILE46_STRIDE_MAX = 8  # docs/composition.md §2.29: at most this many eps per stride (the far end certified)
