@@ -21,6 +21,7 @@ import sys
 import numpy as np
 
 from sharpdp.shuffle.accountant import limits
+from sharpdp.shuffle.accountant.plain_warm import run_weight
 from sharpdp.shuffle.profile_chords import chord_value, in_chord_sweep
 from sharpdp.shuffle.profile_eval import explicit_eval
 
@@ -74,8 +75,9 @@ def stride_eval(evaluate, eps: np.ndarray, accountant, upper_first: bool, chords
     cert: list[int] = []  # certified indices, increasing (a redone skipped eps is not a stride end)
     run_min = math.inf  # running minimum of the certified upper values along cert
 
-    def certify(ks: list[int]) -> None:
-        lo, up = evaluate(np.array([e_list[k] for k in ks], dtype=float))
+    def certify(ks: list[int], weight: int = 1) -> None:
+        with run_weight(weight):  # (§2.19's runs counted in eps steps: docs/composition.md §2.29)
+            lo, up = evaluate(np.array([e_list[k] for k in ks], dtype=float))
         for k, a, b in zip(ks, np.atleast_1d(lo).tolist(), np.atleast_1d(up).tolist()):
             got[k] = (a, b)
         bar.update(len(ks))
@@ -97,7 +99,7 @@ def stride_eval(evaluate, eps: np.ndarray, accountant, upper_first: bool, chords
                     s = cand
                     break
         j = last + s
-        certify([j])
+        certify([j], s)
         u_a, u_b = run_min, min(run_min, got[j][1])
         redo = []
         for k in range(last + 1, j):
