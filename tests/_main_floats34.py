@@ -240,6 +240,7 @@ def session44_floats(monkeypatch) -> None:
 
 #: every session-46 switch at its session-45 value (appended by session 46's builders)
 SESSION45: dict = {
+    "PROFILE46_STRIDE": False,  # pair46
 }
 
 

@@ -117,7 +117,7 @@ def test_property_every_value_at_or_above_the_exact_profile(mu, slack, n_pts, to
 
 def test_krr_profile_against_the_exact_blanket_divergence(monkeypatch):
     """10-RR (eps0 = 4), n = 1e5, replace, 300 eps of [0, 0.2] (delta down to ~1e-13): with strides at most 80 %
-    of the eps certified, every value at or above the exact blanket divergence (binomial sums) at 30 eps and within
+    of the eps certified, every value at or above the exact blanket divergence (binomial sums) at 15 eps and within
     1 % of it where it is >= 1e-12."""
     switch(monkeypatch, "PROFILE46_STRIDE", True)
     r, n = sh.RandomizedResponse(10, 4.0), 10**5
@@ -125,7 +125,7 @@ def test_krr_profile_against_the_exact_blanket_divergence(monkeypatch):
     sh.clear_caches()
     up = sh.ShuffleAccountant(r, n, "replace").privacy_profile(eps)
     assert profile_stride.LAST["certified"] <= 240 and profile_stride.LAST["filled"] >= 60
-    for e, u in zip(eps[1::10].tolist(), up[1::10].tolist()):
+    for e, u in zip(eps[1::20].tolist(), up[1::20].tolist()):
         (g, law), = laws_for(r, e, "replace")
         v, p = law.atoms()
         x = _blanket_three_atoms(float(g), v, p, n)
