@@ -132,3 +132,22 @@ def test_krr_profile_against_the_exact_blanket_divergence(monkeypatch):
         assert u >= x
         if x >= 1e-12:
             assert u <= 1.01 * x, (e, u, x)
+
+
+def test_run_weight_counts_a_strides_upper_only_value_as_its_eps_steps():
+    """plain_warm.put: an upper-only value (a predicted gap) counts 1 run, ``run_weight(3)`` 3; the weight is restored
+    on exit and a measured bracket resets the count (main's counts outside the rule)."""
+    from sharpdp.shuffle.accountant import plain_warm
+
+    key = ("fam",)
+    with plain_warm.warm_sweep():
+        plain_warm.put(key, 1.0, 0.01, 3.0, 3.0, 1e-3, 0.99e-3)
+        plain_warm.put(key, 1.0, 0.01, 3.0, 3.0, 0.9e-3, predicted_gap=0.005)
+        assert plain_warm.get(key).runs == 1
+        with plain_warm.run_weight(3):
+            plain_warm.put(key, 1.0, 0.01, 3.0, 3.0, 0.8e-3, predicted_gap=0.005)
+        assert plain_warm.get(key).runs == 4
+        plain_warm.put(key, 1.0, 0.01, 3.0, 3.0, 0.7e-3, predicted_gap=0.005)
+        assert plain_warm.get(key).runs == 5
+        plain_warm.put(key, 1.0, 0.01, 3.0, 3.0, 0.6e-3, 0.59e-3)
+        assert plain_warm.get(key).runs == 0
