@@ -151,3 +151,18 @@ def test_run_weight_counts_a_strides_upper_only_value_as_its_eps_steps():
         assert plain_warm.get(key).runs == 5
         plain_warm.put(key, 1.0, 0.01, 3.0, 3.0, 0.6e-3, 0.59e-3)
         assert plain_warm.get(key).runs == 0
+
+
+def test_a_support_end_no_overflow_and_every_value_above_the_exact_profile(monkeypatch):
+    """A profile linear in t down to 0 at a support end (0.5 - 0.4 e^eps, convex in t): the stride prediction at the
+    huge rate before the end gives no stride (found with tests/test_shuffle_composition.py's k-RR rounds), every value
+    at or above the exact one, 0 beyond the end where the ends are 0."""
+    switch(monkeypatch, "PROFILE46_STRIDE", True)
+    assert profile_stride.predicted_overshoot(1.05, 1.13, [1.06, 1.1], 141033.3) == math.inf
+    exact = lambda e: np.maximum(0.0, 0.5 - 0.4 * np.exp(e))  # noqa: E731
+    fake = _Fake(1.0, 0.0)
+    fake.__class__ = type("_Edge", (_Fake,), {"__call__": lambda self, x: (np.zeros(len(x)), exact(np.asarray(x)))})
+    eps = np.linspace(0.0, 0.4, 400)
+    _, up = _run(fake, eps)
+    assert np.all(up >= exact(eps))
+    assert np.all(up[eps > 0.2232] == 0.0)

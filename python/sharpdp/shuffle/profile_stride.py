@@ -26,11 +26,14 @@ from sharpdp.shuffle.profile_chords import chord_value, in_chord_sweep
 from sharpdp.shuffle.profile_eval import explicit_eval
 
 _GROW_CAP = 2.0  # the predicted rate grows by the last ratio of measured rates, at most this factor
+_EXP_MAX = 700.0  # a model falling more than e^700 over a stride: no stride (no float overflow)
 
 
 def predicted_overshoot(e_a: float, e_b: float, inner, rate: float) -> float:
     """An estimate: the largest relative excess of the chord in t over delta(e) = exp(-rate (e - e_a)) at the
     eps ``inner`` of (e_a, e_b) (delta log-linear in eps at the rate ``rate`` >= 0 per nat)."""
+    if not rate * (e_b - e_a) <= _EXP_MAX:  # (a support end's rate, or NaN: no stride)
+        return math.inf
     u_b = math.exp(-rate * (e_b - e_a))
     worst = 0.0
     for e in inner:
@@ -49,7 +52,7 @@ def geometric_excess(e_a: float, u_a: float, e_b: float, u_b: float, e: float, c
 
 
 def _rate(e_a: float, u_a: float, e_b: float, u_b: float) -> float | None:
-    return math.log(u_a / u_b) / (e_b - e_a) if u_a >= u_b > 0.0 and e_b > e_a else None
+    return (math.log(u_a) - math.log(u_b)) / (e_b - e_a) if u_a >= u_b > 0.0 and e_b > e_a else None
 
 
 def stride_eval(evaluate, eps: np.ndarray, accountant, upper_first: bool, chords, desc: str,
