@@ -247,6 +247,7 @@ SESSION45: dict = {
     "REP46_PROBE_GATE": 0.0,  # rep46
     "REP46_LOOSE_CAP": False,  # rep46
     "BODY46_PRUNED_FORWARD": False,  # body46
+    "PROFILE46_STRIDE": False,  # pair46
 }
 
 

@@ -41,6 +41,7 @@ from sharpdp.shuffle.pair_settled import ahead_tau, settled_margin, upper_sweep
 from sharpdp.shuffle.profile_bottom import bottom_bounds
 from sharpdp.shuffle.profile_eval import CHUNK, explicit_eval
 from sharpdp.shuffle.profile_chords import chord_fill, chord_sweep
+from sharpdp.shuffle.profile_stride import stride_eval
 from sharpdp.shuffle.pair import DominatingPair, build_pair, check_interval, refine_points, seed_points, swap, via_bottom_eval
 from sharpdp.shuffle.round_cache import (LOCK, PAIRS, check_accountant, clear_caches, lru_get, round_key,
                                          round_label, sibling_samples, value_cache)
@@ -59,8 +60,7 @@ def _positive_bounds(accountant, eps: np.ndarray, need_lower: bool = True, negli
     (``get_delta_bounds(lower=False)`` in ``upper_first_sweep``, docs/composition.md §2.5), a lower value not computed
     is NaN (computed again when needed). ``negligible`` > 0 (``need_lower`` False): an upper value below it may be
     a cheap, looser one (docs/accountant_tail.md §16), marked and computed again for a request needing it finer.
-    ``progress`` (None: after 1 s; True: at once; False: never, in one call) shows a bar over the values computed, in
-    increasing chunks (:func:`explicit_eval`: get_delta_bounds takes its values one by one in increasing eps)."""
+    ``progress`` (None: after 1 s; True: at once; False: never, in one call): a bar over the values computed (§2.29)."""
     cache = value_cache(accountant)
     fn = accountant.get_delta_bounds
     params = inspect.signature(fn).parameters
@@ -73,9 +73,9 @@ def _positive_bounds(accountant, eps: np.ndarray, need_lower: bool = True, negli
     missing, chords = chord_fill(cache, np.array([e for e in eps.tolist() if stale(e)], dtype=float), accountant)
     if missing.size:
         kw = dict(lower=False, negligible=neg) if neg > 0.0 else dict(lower=False) if upper_first else {}
-        with upper_first_sweep(upper_first):
-            lo, up = fn(missing, **kw) if progress is False else explicit_eval(
-                lambda x: fn(x, **kw), missing, progress, desc=f"privacy profile of {round_label(accountant)}")
+        with upper_first_sweep(upper_first):  # (strides inside privacy_profile's sweep: docs/composition.md §2.29)
+            missing, lo, up, chords = stride_eval(lambda x: fn(x, **kw), missing, accountant, upper_first and not neg,
+                                                  chords, f"privacy profile of {round_label(accountant)}", progress)
         for e, a, b in zip(missing.tolist(), np.atleast_1d(lo).tolist(), np.atleast_1d(up).tolist()):
             # a value computed with a level may be coarse (below it, or above it where a part of the value stopped
             # below it: docs/accountant_tail.md §16): marked by a third entry (that level); near or below the level

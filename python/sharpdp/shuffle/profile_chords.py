@@ -32,6 +32,11 @@ def chord_sweep():
         yield
 
 
+def in_chord_sweep() -> bool:
+    """Whether this thread is inside ``privacy_profile``'s sweep (:func:`chord_sweep`)."""
+    return bool(_STATE.on)
+
+
 def chord_value(e_a: float, u_a: float, e_b: float, u_b: float, e: float) -> float:
     """An upper value of the chord in t = e^eps through (e^e_a, u_a) and (e^e_b, u_b) at t = e^e, e_a < e < e_b,
     u_a >= u_b >= 0: u_b + (u_a - u_b) w with w = (t_b - t) / (t_b - t_a) = e^(e - e_a) expm1(e_b - e) /
@@ -81,4 +86,4 @@ def chord_fill(cache: dict, missing: np.ndarray, accountant):
     return np.array([e for e in missing.tolist() if e not in filled], dtype=float), lower
 
 
-__all__ = ["chord_fill", "chord_sweep", "chord_value"]
+__all__ = ["chord_fill", "chord_sweep", "chord_value", "in_chord_sweep"]

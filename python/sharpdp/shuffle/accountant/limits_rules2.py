@@ -63,3 +63,10 @@ REP46_LOOSE_CAP = False
 BODY46_PRUNED_FORWARD = False
 BODY46_PRUNED_MIN_N = 2**20  # from this FFT length N on (below, the forward FFT is cheap): docs/accountant_tail.md §70.3
 BODY46_PRUNED_RATIO = 1.1  # the chain's interval ratio (work and tightness of the cut only): docs/accountant_tail.md §70.2
+# session 46, pair46
+#: docs/composition.md §2.29: privacy_profile's own sweep certifies its eps with strides (predicted from the last two
+#: certified values) and gives the skipped eps the chord in e^eps of their certified ends where it is within
+#: PROFILE46_STRIDE_AIM rel_tol of the ends' geometric interpolation; False: every eps certified (main's floats)
+PROFILE46_STRIDE = False
+PROFILE46_STRIDE_AIM = 0.5  # docs/composition.md §2.29: a chord's estimated overshoot, in units of rel_tol
+PROFILE46_STRIDE_MAX = 8  # docs/composition.md §2.29: at most this many eps per stride (the far end certified)

@@ -37,6 +37,20 @@ GAP_AIM, GROW_MAX = 0.5, 2.0
 #: §2.19: an upper-only pass's step is at least this share of the last one; the family's measured gap must be within
 #: GAP_OK rel_tol (the refinement's own stop, 0.8 rel_tol), and the value at least FALL_MAX times that bracket's upper
 UPPER_FINER, GAP_OK, FALL_MAX = 0.5, 0.8, 1e-2
+#: per thread: how many of §2.19's runs an upper-only value counts (1; a stride of a profile's sweep, docs/composition.md
+#: §2.29: the eps steps it covers, so a run of such values spans no more of the profile than without strides)
+_WEIGHT = threading.local()
+
+
+@contextlib.contextmanager
+def run_weight(w: int) -> Iterator[None]:
+    """Within this context (this thread) an upper-only value of §2.19 counts ``w`` runs (docs/composition.md §2.29)."""
+    old = getattr(_WEIGHT, "w", 1)
+    _WEIGHT.w = max(int(w), 1)
+    try:
+        yield
+    finally:
+        _WEIGHT.w = old
 
 
 @dataclass(frozen=True)
@@ -162,7 +176,8 @@ def put(key: tuple, sd: float, h: float, T: float, B: float, upper: float, lower
     prev = st.get(key)
     before = prev.upper if prev is not None else math.nan
     if predicted_gap is not None and prev is not None:
-        st[key] = Warm(h / sd, T / sd, B / sd, upper, before, predicted_gap, prev.runs + 1, prev.measured_upper)
+        st[key] = Warm(h / sd, T / sd, B / sd, upper, before, predicted_gap, prev.runs + getattr(_WEIGHT, "w", 1),
+                       prev.measured_upper)
         return
     gap = (upper - lower) / lower if lower > 0.0 else math.nan
     lo_h, set_h = (steps or {}).get("lower"), (steps or {}).get("settled")
@@ -206,5 +221,5 @@ def upper_accepts(warm: Warm, upper: float) -> bool:
     return upper <= warm.upper and upper >= fall * warm.measured_upper
 
 
-__all__ = ["MARGIN", "Warm", "active", "clamp_near", "family", "get", "put", "runs_max", "settled_start", "sweep_state",
-           "upper_accepts", "upper_ready", "warm_sweep"]
+__all__ = ["MARGIN", "Warm", "active", "clamp_near", "family", "get", "put", "run_weight", "runs_max", "settled_start",
+           "sweep_state", "upper_accepts", "upper_ready", "warm_sweep"]
