@@ -22,17 +22,10 @@ from sharpdp.shuffle import BlanketMixedGaussian, GaussianRandomizer, ShuffleAcc
 from sharpdp.shuffle.accountant import limits
 
 from _main_floats34 import switch
+from test_review_rev46_eps_start import _check as _certified
 
 LOOK = pytest.mark.skipif(not hasattr(limits, "EPS46_START_LOOK"), reason="rule of a branch not merged")
 CAL = pytest.mark.skipif(not hasattr(limits, "CAL46_START_MAX"), reason="rule of a branch not merged")
-
-
-def _certified(mk, n: int, eps: float, delta: float) -> None:
-    up = ShuffleAccountant(mk(), n).get_delta(eps)
-    lo, _ = ShuffleAccountant(mk(), n, rel_tol=1e-3).get_delta_bounds(eps)
-    clear_caches()
-    assert up <= delta, ("a fresh get_delta at the answer above delta", eps, up, delta)
-    assert lo <= delta, ("delta(answer) above the target", eps, lo, delta)
 
 
 @LOOK
