@@ -112,10 +112,13 @@ def test_pruned_spectrum_refuses_without_the_work():
     assert freq_cut.pruned_spectrum(y, 10**6, 1000.0, 1.1, fft.kernels().power) is None
 
 
-def test_switch_default_off():
+def test_switch_on_since_the_merge_and_listed():
+    """On since session 46's merge (a full suite run with it on); SESSION45 holds the value of main's floats before."""
+    from _main_floats34 import SESSION45
+
     from sharpdp.shuffle.accountant import limits
 
-    assert limits.BODY46_PRUNED_FORWARD is False
+    assert limits.BODY46_PRUNED_FORWARD is True and SESSION45["BODY46_PRUNED_FORWARD"] is False
 
 
 @pytest.mark.parametrize("cell", [(0.0786, 0.597, 10**9, 1e-3)])

@@ -40,8 +40,9 @@ def _share(pairs, n):
     return j / (body + j)
 
 
-def test_switch_off_at_main_and_listed():
-    assert limits.EPS46_START_LOOK == 0 and SESSION45["EPS46_START_LOOK"] == 0
+def test_switch_on_since_the_merge_and_listed():
+    """On (1e8) since session 46's merge (a full suite run with it on); SESSION45 holds main's value before (0)."""
+    assert limits.EPS46_START_LOOK == 10**8 and SESSION45["EPS46_START_LOOK"] == 0
     assert SESSION45["EPS46_START_LOOK_SHARE"] == limits.EPS46_START_LOOK_SHARE
 
 

@@ -35,8 +35,9 @@ EPS45_START_PROBE = 0.02
 CAL46_START_MAX = False
 #: get_epsilon's phase 1 skipped from this n on (below 1e9) where the search starts at the shape model's root and
 #: §8.25's gate is shut: the look of §8.4 at that root instead (docs/accountant.md §8.26.3;
-#: ``accountant/start_probe.start_look``). 0: off (main's search); 1e8 measured
-EPS46_START_LOOK = 0
+#: ``accountant/start_probe.start_look``). 0: off (session 45's search); 1e8 measured, on since session 46's merge (a full
+#: suite run with it on)
+EPS46_START_LOOK = 10**8
 #: §8.26.3's gate: the single big jump's share of the shape model at the start at least this (measured: 1e-16 and below
 #: at GaussianRandomizer(2), (4.6), n >= 1e8, where the look's bias misplaced the root; 7e-8 to 0.98 at the BMGs and
 #: GaussianRandomizer(1), n >= 1e8)
@@ -51,16 +52,18 @@ G46_STOP_LOSS_CHORDS = 4096
 #: docs/accountant.md §9.23: the golden section's new split probed first (as VIA_BOTTOM_GOLDEN_PROBE, §9.22.2) only where
 #: the legs cached beside it predict its chain at least this factor above the level that decides it worse
 #: (via_bottom_gate.probe_first; a choice of which certified legs run; 2.0 measured: no float moved on the 96 cells of
-#: family e, the pinned-float files not all run with it on). 0.0: off (main's section)
-REP46_PROBE_GATE = 0.0
+#: family e; on since session 46's merge, a full suite run with it on). 0.0: off (session 45's section)
+REP46_PROBE_GATE = 2.0
 #: docs/accountant.md §9.23.7: where the loose model search's first splits are at the cap, the cap proved from SPLITS'
 #: candidates on legs at the loose rel_tol first (via_bottom_loose_cap.loose_cap; the report (1, 1) as before, other legs
-#: cached). False: off (main's: the candidates at rel_tol at once)
-REP46_LOOSE_CAP = False
+#: cached; on since session 46's merge, a full suite run with it on). False: off (session 45's: the candidates at
+#: rel_tol at once)
+REP46_LOOSE_CAP = True
 # session 46, body46
 #: docs/accountant_tail.md §70.3: the one-part spectrum without the forward FFT where Lemma 70.1's chain certifies
-#: |z_k|^n <= e^-760 above a cut K and the power step's accurate DFT recomputes every k <= K (other floats); False: main's
-BODY46_PRUNED_FORWARD = False
+#: |z_k|^n <= e^-760 above a cut K and the power step's accurate DFT recomputes every k <= K (other floats); on since
+#: session 46's merge (a full suite run with it on); False: session 45's
+BODY46_PRUNED_FORWARD = True
 BODY46_PRUNED_MIN_N = 2**20  # from this FFT length N on (below, the forward FFT is cheap): docs/accountant_tail.md §70.3
 BODY46_PRUNED_RATIO = 1.1  # the chain's interval ratio (work and tightness of the cut only): docs/accountant_tail.md §70.2
 # session 46, pair46
