@@ -257,6 +257,17 @@ def session45_floats(monkeypatch) -> None:
         switch(monkeypatch, name, value)
 
 
+#: every session-47 switch at its session-46 value
+SESSION46: dict = {
+}
+
+
+def session46_floats(monkeypatch) -> None:
+    """Every session-47 switch at its session-46 value for one test: session 46's floats (and passes)."""
+    for name, value in _since(46).items():
+        switch(monkeypatch, name, value)
+
+
 def _since(first: int) -> dict:
     """The dicts SESSION<first> to the last one merged in that order (a switch listed twice takes the later entry)."""
     last = max(int(k[7:]) for k in globals() if k.startswith("SESSION") and k[7:].isdigit())
