@@ -32,6 +32,7 @@ from sharpdp.shuffle.accountant.concentrated_moments import (  # (under the priv
 from sharpdp.shuffle.accountant.concentrated_moments import (  # noqa: F401 (the former private names, for the tests)
     M_MEMO as _M_MEMO, SDS as _SDS, law_moments as _law_moments, mean_v as _mean_v)
 from sharpdp.shuffle.accountant.closed_forms import log_binom as _log_binom  # noqa: F401 (likewise)
+from sharpdp.shuffle.accountant.heap_keep import kept_big
 from sharpdp.shuffle.accountant.jump import JumpTerm, pair_integral_up
 from sharpdp.shuffle.accountant import limits, memo, plain_warm
 from sharpdp.shuffle.accountant.limits import U
@@ -228,6 +229,7 @@ def _jump_upper(law: Law, gamma: float, n: int, T0: float, fine: bool = True, ba
     return float(np.sum(p_up * best)) * (1 + 1e-12) + tT_up * outside
 
 
+@kept_big  # (the C heap kept for reuse at large n: speed only, the same floats; docs/accountant_tail.md §73.1)
 def _jump_lower(law: Law, gamma: float, n: int, T0: float, curvature: bool = True,
                 tilted: bool = False, sharp_pmf: bool = False, local: bool = False, exp: bool = False) -> float:
     """Lower value of E phi(A') (D units): §18 (c)-(d), with the larger of the curvature term of §19 (when
@@ -366,6 +368,7 @@ def _curvature_lo(law: Law, T0: float, m, nu, mh, Q, mu_hi: float):
     return out
 
 
+@kept_big  # (the C heap kept for reuse at large n: speed only, the same floats; docs/accountant_tail.md §73.1)
 def jump_bracket(law: Law, gamma: float, n: int, T0: float, fast: bool = False) -> tuple[float, float]:
     """(lower, upper) of E phi(A') (D units) at the clamp T0 > 0 for an eligible law (else ValueError): §18 (a)-(d), (g),
     the finer pass; ``fast``: §21's tilted lower and §22's sharp upper value (tens of ms; docs/accountant_tail.md §24)."""
@@ -380,6 +383,7 @@ def jump_bracket(law: Law, gamma: float, n: int, T0: float, fast: bool = False) 
     return _jump(law, gamma, n, float(T0), True)[::-1]
 
 
+@kept_big  # (the C heap kept for reuse at large n: speed only, the same floats; docs/accountant_tail.md §73.1)
 def unclamped_lower(law: Law, gamma: float, n: int, T0: float) -> float:
     """A lower value of D_up for a two-term law (:func:`at_clamp_eligible` but not :func:`eligible`) at the clamp
     T0 > 0 with no lower clamp and hence no penalty: D_up >= E phi(A') for the unclamped A' (the left side of (2.1)
@@ -390,6 +394,7 @@ def unclamped_lower(law: Law, gamma: float, n: int, T0: float) -> float:
     return max(_jump_lower(law, gamma, n, T0, curvature=False, tilted=False) * (1 - 1e-9), 0.0)
 
 
+@kept_big  # (the C heap kept for reuse at large n: speed only, the same floats; docs/accountant_tail.md §73.1)
 def positive_prob_up(law: Law, gamma: float, n: int, T0: float) -> float:
     """Upper bound on P(L_1 + S_{n-1} > 0) for the far-tail lemma of docs/accountant_tail.md §14 with the clamp T0
     of a §18 value: the same four terms, P(A' > -t - y) given the number of active users by Bennett (§18 (f));
@@ -464,6 +469,7 @@ def _remember(key, value):
     return remember(key, value, _MEMO)
 
 
+@kept_big  # (the C heap kept for reuse at large n: speed only, the same floats; docs/accountant_tail.md §73.1)
 def _certify(law: Law, gamma: float, n: int, rel_tol: float, choose_T0) -> ConcentratedBracket | None:
     m_est = (n - 1) * gamma * law.mean()
     est = float(law.stop_loss([max(-m_est, 0.0)])[0][0])

@@ -166,16 +166,20 @@ def tilted_curv(law: Law, T0: float, m, mh, Q, mu_lo: float, mu_hi: float, chord
     p0 = law.density_up(-mh)  # >= the sup of p on [-mh, inf)
     if chords:
         ks, inv = np.unique(kap, return_inverse=True)
-        h1 = mgf_h_ups(law, T0, ks, mu_hi)[inv]  # >= E h(kap (V - mu_hi))
+        # log1p(h1), h1 >= E h(kap (V - mu_hi)): numpy's log1p once per distinct rate, then spread (each element the
+        # same double as numpy's log1p over the spread array; docs/accountant_tail.md §73.2)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            l1 = np.log1p(np.asarray(mgf_h_ups(law, T0, ks, mu_hi), dtype=float))[inv]
     else:  # (one rate: the same floats without the sort)
-        h1 = np.full(kap.shape, mgf_h_ups(law, T0, [kap0], mu_hi)[0])
+        with np.errstate(divide="ignore", invalid="ignore"):
+            l1 = np.full(kap.shape, np.log1p(np.full(1, mgf_h_ups(law, T0, [kap0], mu_hi)[0], dtype=float))[0])
     d_mu = _up(mh - _dn(m * mu_lo))  # >= mh - E X_m
     t = math.sqrt(3.0 / float(np.median(Q)))
     b_minus = float(_up(mu_hi - a))  # E V - V <= E V - a: Bennett's mgf bound for -Z (§20 (c))
     tb = t * b_minus
     with np.errstate(over="ignore", invalid="ignore"):
         k2 = kap * kap * (1 - 4 * U)
-        A = _up((_up(np.expm1(_up(m * np.log1p(h1) * (1 + 4 * U)))) + kap * d_mu) / k2)  # E psi_kap(X - mh)
+        A = _up((_up(np.expm1(_up(m * l1 * (1 + 4 * U)))) + kap * d_mu) / k2)  # E psi_kap(X - mh)
         ben = _up(Q * _up(h_exp(np.array([tb]))[0] * (1 + 1e-11)) / (b_minus * b_minus * (1 - 4 * U)))
         mgf_minus = np.exp(_up(t * d_mu + ben))  # E e^{-t Z'} <= e^{t (mh - E X)} E e^{-t Z}
         B = _up(kap / 6.0 * (3.0 / (math.e * t)) ** 3 * mgf_minus * (1 + 1e-12))  # kap/6 E[|X - mh|^3; X < mh]
@@ -228,12 +232,14 @@ def _split_at(law: Law, T0: float, m, mh, Q, mu_hi: float, t: float, mgf_minus, 
     if not np.any(ok):
         return out
     ks, inv = np.unique(k1[ok], return_inverse=True)
-    h1 = mgf_h_ups(law, T0, ks, mu_hi, FINE_MOM_CELLS)[inv]  # >= E h(k1 (V - mu_hi)) (on the finer cells)
+    # log1p(h1), h1 >= E h(k1 (V - mu_hi)) (on the finer cells): once per distinct rate (the same doubles, §73.2)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        l1 = np.log1p(np.asarray(mgf_h_ups(law, T0, ks, mu_hi, FINE_MOM_CELLS), dtype=float))[inv]
     us = [c / T0 for c in SPLIT_RATES]
     hu = mgf_h_ups(law, T0, us, mu_hi)  # >= E h(u (V - mu_hi))
     mo, kk, kb, wo = m[ok], k1[ok], k12[ok], W[ok]
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-        A = _up((_up(np.expm1(_up(mo * np.log1p(h1) * (1 + 4 * U)))) + kk * d_mu[ok]) / (kk * kk * (1 - 4 * U)))
+        A = _up((_up(np.expm1(_up(mo * l1 * (1 + 4 * U)))) + kk * d_mu[ok]) / (kk * kk * (1 - 4 * U)))
         B = _up(kk / 6.0 * (3.0 / (math.e * t)) ** 3 * mgf_minus[ok] * (1 + 1e-12))
         B = np.minimum(B, neg_side_up(mh[ok], Q[ok], kk, t, mgf_minus[ok], d_mu[ok], b_minus, kap_m[ok], wid[ok]))
         if parts is not None:  # (§43.1 with the rate k1)
