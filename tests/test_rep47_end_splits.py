@@ -69,12 +69,12 @@ def test_end_below_is_the_first_end_under_1(u0, u1, on):
     assert cands[1:] == ([] if want is None else [cands[-1]]) and (want is None or cands[-1].f == want)
 
 
-# the cap cells of family e where an end split is below 1 (docs/accountant.md §9.23.8): (σ0, n, eps, the end split's f)
-CAP_CELLS = [(0.46, 1000, 2.0, 0.0), (0.46, 10, 4.0, 0.0)]
+# the cap cells where an end split is below 1 (docs/accountant.md §9.23.8, §9.24.4): (σ0, n, eps, the end split's f)
+CAP_CELLS = [(0.46, 1000, 2.0, 0.0), (0.46, 10, 4.0, 0.0), (0.46, 50, 4.0, 0.0)]
 
 
 def test_cap_cells_report_below_1_with_the_switch(monkeypatch):
-    """At both cells main reports (1, 1); with the switch the bracket is below 1, at most the end split's upper value from
+    """At each cell main reports (1, 1); with the switch the bracket is below 1, at most the end split's upper value from
     the independent legs (rel_tol 1e-2; the search's minimum can only be below it up to the legs' rel_tols), and it
     overlaps the independent chain's bracket at the reported split. (Caught: the stop at the cap firing with an end split
     below 1; the end split not reaching the candidates; a reported bracket that is not its split's chain.)"""
