@@ -131,6 +131,7 @@ def test_loose_cap_same_cap_with_fewer_legs(monkeypatch):
     it, from fewer engine legs; and the reported split's bound is at the cap: an independent zero-out accountant's legs at
     rel_tol 0.1 give its chain A(e1) + e^{e1} B(eps - e1) a lower value >= 1 (so min(1, bound there) = 1, §9's early stop
     (a)). (Caught: a cap reported from a split whose certified chain is below 1; the switch not reaching the search.)"""
+    switch(monkeypatch, "REP47_END_SPLITS", False)  # (**) session 47, rep47: docs/accountant.md §9.24
     got, legs, split = {}, {}, {}
     for on in (False, True):
         switch(monkeypatch, "REP46_LOOSE_CAP", on)

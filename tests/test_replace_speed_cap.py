@@ -16,6 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sharpdp.shuffle import GaussianRandomizer, ShuffleAccountant
+from _main_floats34 import switch
 
 
 def _via(sigma0: float = 0.46, n: int = 50):
@@ -113,13 +114,14 @@ def test_small_values_do_not_spend_engine_legs(sigma0, n, eps):
     assert not vb._leg_cache
 
 
-def test_gaussian_eps_4_cap_from_one_split_is_the_old_early_stop():
+def test_gaussian_eps_4_cap_from_one_split_is_the_old_early_stop(monkeypatch):
     """sigma0 = 0.46, n = 50, eps = 4: the closed forms put every split of SPLITS at or above 1, and the
     split of largest closed chain (f = 0.8) has a certified lower value >= 1: the report (1, 1) of the old
     early stop (a), by one certified split instead of four (on loose legs: A at 0.1, B at 30). Independent
     check: an independent zero-out accountant's legs at those targets at the reported split give a chain
     lower value >= 1, and the chain of upper values at f = 0.35 (the smallest of SPLITS' chains) is >= 1 (so
     the search of §9 stops at the cap too)."""
+    switch(monkeypatch, "REP47_END_SPLITS", False)  # (**) session 47, rep47: docs/accountant.md §9.24
     rep = ShuffleAccountant(GaussianRandomizer(0.46, 1), 50, "replace").report(4.0)
     assert (rep.lower, rep.upper) == (1.0, 1.0)
     e1 = rep.terms["epsilon_split"]

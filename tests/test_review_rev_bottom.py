@@ -22,6 +22,7 @@ from sharpdp.shuffle import GaussianRandomizer, ShuffleAccountant
 from sharpdp.shuffle.accountant import limits
 from sharpdp.shuffle.accountant.results import AccountantReport
 from sharpdp.shuffle.accountant.via_bottom import ViaBottom
+from _main_floats34 import switch
 
 DATA = pathlib.Path(__file__).with_name("data") / "review_rev_bottom"
 
@@ -220,12 +221,13 @@ _CMP = {(d["s"], d["n"], d["eps"]): d for d in map(json.loads, (DATA / "compare_
 
 @pytest.mark.parametrize("s,n,eps", [(0.3, 2, 1.0), (0.3, 500, 4.0), (0.46, 2, 8.0), (0.46, 10, 2.0), (0.46, 50, 1.0),
                                      (0.46, 50, 4.0)])
-def test_gaussian_cells_against_main(s, n, eps):
+def test_gaussian_cells_against_main(s, n, eps, monkeypatch):
     """The branch's get_delta_bounds against main's (stored; a fresh accountant each). Upper values equal
     (the caps: main's upper value is 1 too); lower values equal, or 1 where the branch proves the cap (main's
     early stop (b) may report a lower value below 1: sigma0 = 0.3, n = 500, eps = 4, main (0.96707, 1)).
     Cells: the cover from closed forms alone (0.3; 0.46 n = 10), the cover with one engine leg B (0.46, n = 50,
     eps = 1), the one-split stop (0.46, n = 50, eps = 4), no short-cut (0.46, n = 2, eps = 8)."""
+    switch(monkeypatch, "REP47_END_SPLITS", False)  # (**) session 47, rep47: docs/accountant.md §9.24
     lo, up = ShuffleAccountant(GaussianRandomizer(s, 1), n, "replace").get_delta_bounds(eps)
     old_lo, old_up = _CMP[(s, n, eps)]["old"]
     if (s, n, eps) == (0.46, 2, 8.0):  # the cliff search of docs/accountant.md §9.5 finds a tighter split here

@@ -73,3 +73,9 @@ BODY46_PRUNED_RATIO = 1.1  # the chain's interval ratio (work and tightness of t
 PROFILE46_STRIDE = False
 PROFILE46_STRIDE_AIM = 0.5  # docs/composition.md §2.29: a chord's estimated overshoot, in units of rel_tol
 PROFILE46_STRIDE_MAX = 8  # docs/composition.md §2.29: at most this many eps per stride (the far end certified)
+# session 47, rep47
+#: docs/accountant.md §9.24: the early stops at the cap that read one split (§9 (a) and (c), §9.3's one-split proof, the
+#: loose cap of §9.23.7's (a)) report (1, 1) only where the end splits f = 0 and f = 1 are certified at or above 1; an end
+#: split below 1 joins the candidates and the split search goes on (via_bottom_ends.end_below, end_found; tighter
+#: certified values at two cells of family e). False: off (session 46's stops, main's floats)
+REP47_END_SPLITS = False

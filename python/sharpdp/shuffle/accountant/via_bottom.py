@@ -24,6 +24,7 @@ from sharpdp.shuffle.accountant.via_bottom_chord import cached_chord
 from sharpdp.shuffle.accountant.via_bottom_cliff import Split
 from sharpdp.shuffle.accountant.via_bottom_cover import beyond_reach, cap_refuted, trivial_refuted
 from sharpdp.shuffle.accountant.via_bottom_edge_first import edge_first
+from sharpdp.shuffle.accountant.via_bottom_ends import end_below, end_found
 from sharpdp.shuffle.accountant.via_bottom_loose_cap import loose_cap
 from sharpdp.shuffle.accountant.via_bottom_mirror import mirror_b, raise_lower
 from sharpdp.shuffle.accountant.via_bottom_penalty import penalty_bound
@@ -196,10 +197,9 @@ class ViaBottom(BudgetSearch):
             for i, proof in enumerate((lambda: self._cap_at_one_split(eps, rel_tol, loose),
                                        lambda: self._cap_closed(eps, rel_tol),
                                        lambda: self._cap_at_one_split(eps, rel_tol, (rel_tol, rel_tol)))):
-                proved = proof()
-                if proved is not None:
+                if (proved := proof()) is not None and (i == 1 or end_below(self, eps, loose[0]) is None):  # (§9.24)
                     return self._as_report(eps_in, proved)
-                if i == 0 and cap_refuted(self, eps, rel_tol):  # (§9.18: no proof can report)
+                if i == 0 and (proved is not None or cap_refuted(self, eps, rel_tol)):  # (§9.18, §9.24: none can report)
                     break
         # the candidates on legs at ct: rel_tol, or max(rel_tol, 0.1) under the loose search of §9.11 (where one of them
         # is below 1: the cap stops read legs at rel_tol, so at the cap the candidates of before)
@@ -413,7 +413,7 @@ class ViaBottom(BudgetSearch):
         below 1, the split of ``cands`` with the largest lower value (its upper value replaced by
         1 >= delta, its lower value by 1 where the legs' lower values prove A(e1) + e^{e1} B(e2) >= 1
         at every split); None when the search must go on."""
-        if min(c.upper for c in cands) < 1.0:
+        if min(c.upper for c in cands) < 1.0 or end_found(self, eps, rel_tol, cands):  # (§9.24: an end split below 1)
             return None
         best = max(cands, key=lambda c: c.lower)
         if best.lower >= 1.0 or self._cap_proved(eps, cands, rel_tol):

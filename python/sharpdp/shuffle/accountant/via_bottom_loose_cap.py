@@ -13,6 +13,7 @@ from dataclasses import replace
 from typing import Any
 
 from sharpdp.shuffle.accountant import limits
+from sharpdp.shuffle.accountant.via_bottom_ends import end_below
 
 
 def loose_cap(vb: Any, eps: float, ct: float) -> Any:
@@ -29,6 +30,6 @@ def loose_cap(vb: Any, eps: float, ct: float) -> Any:
         if cands[-1].upper < 1.0:
             return None  # (a split below 1: no cap; the candidates of before)
     best = max(cands, key=lambda c: c.lower)
-    if best.lower >= 1.0 or vb._cap_proved(eps, cands, ct):
+    if best.lower >= 1.0 and end_below(vb, eps, ct) is None or vb._cap_proved(eps, cands, ct):  # (§9.24: the ends)
         return replace(best, lower=1.0, upper=1.0)
     return None
