@@ -73,3 +73,7 @@ BODY46_PRUNED_RATIO = 1.1  # the chain's interval ratio (work and tightness of t
 PROFILE46_STRIDE = False
 PROFILE46_STRIDE_AIM = 0.5  # docs/composition.md §2.29: a chord's estimated overshoot, in units of rel_tol
 PROFILE46_STRIDE_MAX = 8  # docs/composition.md §2.29: at most this many eps per stride (the far end certified)
+# session 47, eps47
+#: docs/accountant.md §8.27.1: ShuffleAccountant.get_delta_bounds and get_epsilon run whole inside heap_keep.kept_heap
+#: at n >= BODY45_KEPT_HEAP_N (call_heap.call_kept; speed only, the same floats); False: the passes' scopes alone
+EPS47_CALL_HEAP = True
