@@ -6,7 +6,9 @@ floats bit for bit with the call's scope as without it (the rule only moves wher
 the passes shows them run at depth 1 inside the one outer scope (nested, not a second ``mallopt`` pair); (ii) the gate:
 below ``BODY45_KEPT_HEAP_N`` or with either switch off the call never enters the scope (malloc untouched), at and
 above it every call enters it exactly once, and exceptions leave the depth at 0 (a hypothesis property over n, the
-threshold and both switches on a stand-in accountant).
+threshold and both switches on a stand-in accountant); (iii) the calibrations (docs/calibration.md §18.1): one outer
+scope over all of ``calibrate_gaussian_report``'s evaluations, each accountant call nested in it, the same certified
+randomizer and bracket bit for bit as the switch off, and an n that does not validate still raises the call's own error.
 """
 
 from __future__ import annotations
@@ -18,9 +20,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from _main_floats34 import switch
-from sharpdp.shuffle import GaussianRandomizer, ShuffleAccountant
+from sharpdp.shuffle import GaussianRandomizer, ShuffleAccountant, calibrate_gaussian_report
 from sharpdp.shuffle.accountant import call_heap, heap_keep, lattice, limits
-from sharpdp.shuffle.accountant.call_heap import call_kept, wanted
+from sharpdp.shuffle.accountant.call_heap import call_kept, kept_first, wanted
 from sharpdp.shuffle.accountant.heap_keep import depth
 
 
@@ -134,3 +136,40 @@ def test_gate_property(n, threshold, on, body, fail):
         assert entered == ([0] if want else [])
         assert depth() == 0
         assert limits.EPS47_CALL_HEAP == on
+
+
+def _calibrated(monkeypatch, on):
+    switch(monkeypatch, "EPS47_CALL_HEAP", on)
+    entered = _counting(monkeypatch)
+    r = calibrate_gaussian_report(10**7, 0.1, 1e-6)
+    return (r.randomizer.sigma0.hex(), r.delta_bounds[0].hex(), r.delta_bounds[1].hex(), r.evaluations), list(entered)
+
+
+def test_calibration_one_scope_same_floats(monkeypatch):
+    off, entered_off = _calibrated(monkeypatch, False)
+    on, entered_on = _calibrated(monkeypatch, True)
+    assert on == off
+    lo, up = float.fromhex(on[1]), float.fromhex(on[2])
+    assert 0 < lo <= up <= 1e-6  # the certified bracket meets the target
+    sigma = float.fromhex(on[0])
+    assert ShuffleAccountant(GaussianRandomizer(sigma, 1), 10**7, "zero_out").get_delta(0.1) <= 1e-6  # fresh check
+    assert entered_off == []
+    assert entered_on[0] == 0 and len(entered_on) >= 1 + on[3] and set(entered_on[1:]) == {1}  # nested in one scope
+    assert depth() == 0
+
+
+def test_bad_n_raises_its_own_error(monkeypatch):
+    switch(monkeypatch, "EPS47_CALL_HEAP", True)
+    entered = _counting(monkeypatch)
+    with pytest.raises(TypeError):
+        calibrate_gaussian_report("many", 0.1, 1e-6)
+    with pytest.raises(ValueError):
+        calibrate_gaussian_report(0, 0.1, 1e-6)
+    assert entered == [] and depth() == 0
+
+    @kept_first
+    def first(n):
+        return depth()
+
+    assert first(n=10**8) == (1 if heap_keep._glibc() is not None else 0)
+    assert first(10) == 0 and entered == [0]
