@@ -260,6 +260,7 @@ def session45_floats(monkeypatch) -> None:
 #: every session-47 switch at its session-46 value
 SESSION46: dict = {
     "REP47_END_SPLITS": False,  # rep47
+    "EPS47_CALL_HEAP": False,  # eps47
 }
 
 

@@ -48,6 +48,7 @@ def _bracket(monkeypatch, rz, n, eps, on):
 @pytest.mark.parametrize("rz, n, eps", [(GaussianRandomizer(1.0, 1), 10**7, 0.01),
                                         (BlanketMixedGaussian(0.0389, 0.529, 1), 10**7, 0.01)])
 def test_same_bracket_as_the_switch_off(monkeypatch, rz, n, eps):
+    switch(monkeypatch, "EPS47_CALL_HEAP", False)  # (**) session 47, eps47: docs/accountant.md §8.27.1
     (lo0, up0), off = _bracket(monkeypatch, rz, n, eps, False)
     (lo1, up1), on = _bracket(monkeypatch, rz, n, eps, True)
     assert 0 < lo0 <= up0 < 1

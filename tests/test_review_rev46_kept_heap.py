@@ -76,6 +76,7 @@ class _Lib:
 @pytest.mark.parametrize("exc", [KeyboardInterrupt, MemoryError])
 @pytest.mark.parametrize("where", ["pass", "jump"])
 def test_exception_inside_a_call_restores_the_allocator(monkeypatch, off_hex, exc, where):
+    switch(monkeypatch, "EPS47_CALL_HEAP", False)  # (**) session 47, eps47: docs/accountant.md §8.27.1
     lib = _Lib()
     target = (lattice, "_pass") if where == "pass" else (jump, "convolve")
     orig = getattr(*target)

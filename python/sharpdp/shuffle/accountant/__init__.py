@@ -110,6 +110,7 @@ import numpy as np
 from sharpdp import _validation as V
 from sharpdp.shuffle import contract
 from sharpdp.shuffle.adjacency import DEFAULT_ADJACENCY, check_adjacency
+from sharpdp.shuffle.accountant.call_heap import call_kept
 from sharpdp.shuffle.accountant.closed_forms import jensen_lower, plus, trivial_cap
 from sharpdp.shuffle.accountant.driver import certify, in_upper_first_sweep
 from sharpdp.shuffle.accountant.epsilon_domain import by_sign, epsilon_array
@@ -370,6 +371,7 @@ class ShuffleAccountant:
         return AccountantReport(eps, min(lo, r60.upper), r60.upper, r60.h, r60.N, r60.T, r60.B, r60.theta,
                                 r60.n_log_mgf, r60.law_index, dict(r60.terms, note="epsilon > 60: value at 60"))
 
+    @call_kept  # the heap kept over the call at n >= 1e7 (speed only): docs/accountant.md §8.27.1
     def get_delta_bounds(self, epsilon: Any, *, lower: bool = True, negligible: float = 0.0) -> tuple[Any, Any]:
         """Certified (lower, upper) bracket of the blanket divergence.
 
@@ -529,6 +531,7 @@ class ShuffleAccountant:
             return None
         return contract.local_epsilon(self.randomizer)
 
+    @call_kept  # (docs/accountant.md §8.27.1)
     def get_epsilon(self, delta: float, *, xtol: float = 1e-3) -> float:
         """Smallest epsilon (up to a relative ``xtol``) whose certified upper delta is <= delta.
 

@@ -79,3 +79,7 @@ PROFILE46_STRIDE_MAX = 8  # docs/composition.md §2.29: at most this many eps pe
 #: split below 1 joins the candidates and the split search goes on (via_bottom_ends.end_below, end_found; tighter
 #: certified values at two cells of family e). False: off (session 46's stops, main's floats)
 REP47_END_SPLITS = False
+# session 47, eps47
+#: docs/accountant.md §8.27.1: ShuffleAccountant.get_delta_bounds and get_epsilon run whole inside heap_keep.kept_heap
+#: at n >= BODY45_KEPT_HEAP_N (call_heap.call_kept; speed only, the same floats); False: the passes' scopes alone
+EPS47_CALL_HEAP = True

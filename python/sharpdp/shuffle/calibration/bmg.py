@@ -6,6 +6,7 @@ import math
 
 from sharpdp import _validation as V
 from sharpdp.shuffle.accountant import limits
+from sharpdp.shuffle.accountant.call_heap import kept_first
 from sharpdp.shuffle.calibration.estimates import (
     big_jump_estimate,
     big_jump_jensen,
@@ -48,6 +49,7 @@ def _bmg_chi_lo(t: float, x: float) -> float:
         return 0.0
 
 
+@kept_first  # one kept C heap over the evaluations at n >= 1e7 (speed only): docs/calibration.md §18.1
 def calibrate_bmg_report(n: int, epsilon: float, delta: float, dim: int, *, adjacency: str = "zero_out",
                          progress: bool | None = None, rounds: int = 1) -> CalibrationReport:
     """:func:`calibrate_bmg` with its certificate: the certified bracket and the evaluation count.

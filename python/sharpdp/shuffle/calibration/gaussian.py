@@ -6,6 +6,7 @@ import math
 
 from sharpdp import _validation as V
 from sharpdp.shuffle.accountant import limits
+from sharpdp.shuffle.accountant.call_heap import kept_first
 from sharpdp.shuffle.calibration.cheap_cert import CheapSearch
 from sharpdp.shuffle.calibration.gauss_shape import shape_x
 from sharpdp.shuffle.calibration.estimates import (
@@ -27,6 +28,7 @@ from sharpdp.shuffle.calibration.search import (
 from sharpdp.shuffle.randomizers import GaussianRandomizer
 
 
+@kept_first  # one kept C heap over the evaluations at n >= 1e7 (speed only): docs/calibration.md §18.1
 def calibrate_gaussian_report(n: int, epsilon: float, delta: float, *, adjacency: str = "zero_out",
                               progress: bool | None = False) -> CalibrationReport:
     """:func:`calibrate_gaussian` with its certificate (bracket and evaluation count).
