@@ -132,3 +132,38 @@ def test_cut_at_large_N(kind, seed, off, mass, logn, q, logN, ratio):
     lim = math.exp(freq_cut.LOG_CUT / n) + 1e-12
     bad = np.flatnonzero(az[K + 1:] > lim)
     assert bad.size == 0, (kind, N, n, K, int(bad[0]) + K + 1)
+
+
+def _gap(y: np.ndarray, beta) -> mp.mpf:
+    """m^2 - |z(beta)|^2 in mpmath (30 digits), direct sums of the nodes."""
+    nz = np.flatnonzero(y)
+    with mp.workdps(30):
+        vals = [mp.mpf(float(y[i])) for i in nz]
+        m = mp.fsum(vals)
+        z = mp.fsum(v * mp.expj(-beta * int(i)) for v, i in zip(vals, nz))
+        return m * m - abs(z) ** 2
+
+
+@settings(max_examples=60, deadline=None, derandomize=True)
+@given(logN=st.integers(10, 16), p=st.floats(0.5, 0.999999), d=st.integers(1, 3000), x0=st.integers(0, 2**16 - 1),
+       lo=st.floats(1e-4, 3.14), ratio=st.sampled_from([1.0 + 1e-9, 1.001, 1.1, 2.0]), extra=st.booleans())
+def test_pair_bound_at_its_tight_points(logN, p, d, x0, lo, ratio, extra):
+    """Lemma 70.1 is EXACT for a two-point pmf (anchor p at x0, 1 - p at x0 + d): m^2 - |z(beta)|^2 = 2 p (1 - p)
+    (1 - cos beta d), so ``pair_bound`` on [b1, b2] meets the truth at the interval's minimising end; its rounding
+    margins alone keep it below. Checked at both ends and the middle, N to 2^16, d to 3000 (W up to pi / b1), the
+    anchor anywhere (the wrap), with or without a third node of tiny mass."""
+    N = 2 ** logN
+    d = 1 + d % (N // 2 - 1)
+    x0 %= N
+    y = np.zeros(N)
+    y[x0] = p
+    y[(x0 + d) % N] += 1.0 - p
+    if extra:
+        y[(x0 - 1) % N] += 1e-12
+    b1 = lo
+    b2 = min(math.pi, lo * ratio)
+    W = min(max(d, int(math.pi / b2)), (N - 1) // 2)
+    B = freq_cut.pair_bound(y, int(np.argmax(y)), W, b1, b2)
+    with mp.workdps(30):
+        for beta in (mp.mpf(b1), (mp.mpf(b1) + mp.mpf(b2)) / 2, mp.mpf(b2)):
+            assert _gap(y, beta) >= B, (N, p, d, b1, b2, W, B, float(_gap(y, beta)))
