@@ -23,6 +23,7 @@ from sharpdp import _core
 from sharpdp.shuffle.accountant import limits
 
 from _main_floats34 import switch
+from test_review_rev47_freq_cut import _check_spectrum, _pmf
 
 pytestmark = pytest.mark.skipif(not (hasattr(_core.accountant, "dft_low") and hasattr(limits, "DFT47_TAYLOR_PRUNED")),
                                 reason="rule of a branch not merged (dft47)")
@@ -93,9 +94,26 @@ def test_dft_low_bound_property(kind, N, seed, frac):
        off=st.sampled_from([1e-6, 1e-3, 0.05]), logn=st.floats(4.0, 9.0), q=st.integers(2, 200),
        logN=st.integers(11, 13), shift=st.integers(0, 5000))
 def test_taylor_pruned_spectrum_err_bounds_the_exact_distance(monkeypatch, kind, seed, off, logn, q, logN, shift):
-    from test_review_rev47_freq_cut import _check_spectrum, _pmf
-
     N = 2 ** logN
     y = _pmf(kind, N - 8 if kind == "dense" else N // 2, seed, off, 1.0, q)
     switch(monkeypatch, "DFT47_TAYLOR_PRUNED", True)
     _check_spectrum(monkeypatch, y, int(round(10.0 ** logn)), N, shift)
+
+
+@pytest.mark.parametrize("kind, n, size, N, shift", [
+    ("tie", 10**7, 6000, 2**14, 9000), ("atom", 10**8, 5000, 2**14, 16000), ("atom", 10**9, 2000, 2**15, 30000),
+    ("atom", 10**6, 3000, 2**14, 0), ("tie", 10**9, 8000, 2**15, 100)])
+def test_taylor_pruned_spectrum_cases(monkeypatch, kind, n, size, N, shift):
+    """As the property above, at cells where the Taylor path certainly runs (K within the kernel's alpha < 5.5 and the
+    work): asserted through dft_low's finite bound at the cut."""
+    from sharpdp.shuffle.accountant import fft, freq_cut
+
+    switch(monkeypatch, "DFT47_TAYLOR_PRUNED", True)
+    ran = 0
+    for seed in range(2):
+        y = _pmf(kind, size, seed, 1e-3, 1.0, 7)
+        if _check_spectrum(monkeypatch, y, n, N, shift):
+            folded = fft.fold(y, N, shift)
+            K = freq_cut.cut(folded, float(n), limits.BODY46_PRUNED_RATIO)
+            ran += math.isfinite(_core.accountant.dft_low(folded, K)[1])
+    assert ran >= 1
