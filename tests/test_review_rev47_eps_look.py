@@ -22,16 +22,11 @@ pytestmark = pytest.mark.skipif(not hasattr(limits, "EPS46_START_LOOK"), reason=
 def _answer(monkeypatch, g, s, n, delta, look):
     from sharpdp.shuffle.accountant import search
 
-    used = []
+    used: list = []
     orig = search.start_look
-
-    def spy(*a, **k):
-        used.append(orig(*a, **k))
-        return used[-1]
-
     with monkeypatch.context() as m:
         switch(m, "EPS46_START_LOOK", look)
-        m.setattr(search, "start_look", spy)
+        m.setattr(search, "start_look", lambda *a, **k: used.append(orig(*a, **k)) or used[-1])  # (a spy)
         clear_caches()
         eps = float(ShuffleAccountant(BlanketMixedGaussian(g, s, 1), n).get_epsilon(delta))
         clear_caches()
