@@ -67,13 +67,14 @@ _atoms = st.floats(min_value=-50.0, max_value=50.0, allow_nan=False, allow_infin
 @given(s=st.floats(min_value=1e-3, max_value=1e3), ks=st.lists(st.integers(-20, 1), min_size=2, max_size=40),
        offs=st.lists(st.floats(min_value=0.0, max_value=0.02), min_size=40, max_size=40),
        noise=st.lists(_atoms, max_size=3), where=st.lists(st.integers(0, 45), max_size=3),
-       zeros=st.lists(st.booleans(), min_size=45, max_size=45))
-def test_property_matches_reference(s, ks, offs, noise, where, zeros):
-    """Atoms k s - o s (k <= 1, o in [0, 0.02]: near the test's edge SPACING_REL = 0.01), a few arbitrary atoms put
-    anywhere (before, inside or after the probed prefix), some probabilities 0: ``spacing_of`` equals the reference,
-    and equals itself with the probe off."""
+       fracs=st.lists(st.floats(min_value=0.9, max_value=1.0), max_size=3),
+       zeros=st.lists(st.booleans(), min_size=48, max_size=48))
+def test_property_matches_reference(s, ks, offs, noise, where, fracs, zeros):
+    """Atoms k s - o s (k <= 1, o in [0, 0.02]: near the test's edge SPACING_REL = 0.01), a few arbitrary atoms and a
+    few atoms f s (f in [0.9, 1]: near the probe's edge PROBE_GAP = 0.98) put anywhere (before, inside or after the
+    probed prefix), some probabilities 0: ``spacing_of`` equals the reference, and equals itself with the probe off."""
     v = [k * s - o * s for k, o in zip(ks, offs)]
-    for x, i in zip(noise, where):
+    for x, i in zip(noise + [f * s for f in fracs], where + where):
         v.insert(min(i, len(v)), x)
     v = np.asarray(v, dtype=float)
     p = np.asarray([0.0 if z else 1.0 for z in zeros[:v.size]], dtype=float)
