@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sharpdp.shuffle import RandomizedResponse, ShuffleAccountant, clear_caches
+from sharpdp.shuffle import PrivUnit, RandomizedResponse, ShuffleAccountant, clear_caches
 from sharpdp.shuffle.accountant import blocks, spacing
 from sharpdp.shuffle.laws import laws_for
 
@@ -60,17 +60,18 @@ def test_three_atom_laws_and_block_laws_match_reference():
     assert seen == {True, False}
 
 
+_CASES: set = set()  # (answer None, probe read): filled by the property test, checked by the next test
 _atoms = st.floats(min_value=-50.0, max_value=50.0, allow_nan=False, allow_infinity=False)
 
 
 @settings(max_examples=300, deadline=None)
-@given(s=st.floats(min_value=1e-3, max_value=1e3), ks=st.lists(st.integers(-20, 1), min_size=2, max_size=40),
-       offs=st.lists(st.floats(min_value=0.0, max_value=0.02), min_size=40, max_size=40),
+@given(s=st.floats(min_value=1e-3, max_value=1e3), ks=st.lists(st.integers(-3, 1), min_size=2, max_size=40),
+       offs=st.lists(st.floats(min_value=0.0, max_value=0.0105), min_size=40, max_size=40),
        noise=st.lists(_atoms, max_size=3), where=st.lists(st.integers(0, 45), max_size=3),
        fracs=st.lists(st.floats(min_value=0.9, max_value=1.0), max_size=3),
        zeros=st.lists(st.booleans(), min_size=48, max_size=48))
 def test_property_matches_reference(s, ks, offs, noise, where, fracs, zeros):
-    """Atoms k s - o s (k <= 1, o in [0, 0.02]: near the test's edge SPACING_REL = 0.01), a few arbitrary atoms and a
+    """Atoms k s - o s (k <= 1, o in [0, 0.0105]: near the test's edge SPACING_REL = 0.01), a few arbitrary atoms and a
     few atoms f s (f in [0.9, 1]: near the probe's edge PROBE_GAP = 0.98) put anywhere (before, inside or after the
     probed prefix), some probabilities 0: ``spacing_of`` equals the reference, and equals itself with the probe off."""
     v = [k * s - o * s for k, o in zip(ks, offs)]
@@ -81,6 +82,7 @@ def test_property_matches_reference(s, ks, offs, noise, where, fracs, zeros):
     with np.errstate(over="ignore"):  # (a subnormal largest atom: v / s overflows, main's test as well)
         got = spacing.spacing_of(v, p)
         assert _same(got, _reference(v, p))
+        _CASES.add((got is None, v.size > spacing.PROBE_ATOMS))
         old = spacing.PROBE_ATOMS
         try:
             spacing.PROBE_ATOMS = 10**9
@@ -89,15 +91,32 @@ def test_property_matches_reference(s, ks, offs, noise, where, fracs, zeros):
             spacing.PROBE_ATOMS = old
 
 
-@pytest.mark.parametrize("k,eps0,n,adj,top", [(10, 4.0, 10**4, "replace", 0.5), (3, 1.0, 3000, "zero_out", 0.3)])
-def test_profile_same_floats_with_probe_off(monkeypatch, k, eps0, n, adj, top):
-    """A 40-point privacy profile on a small k-RR round: the same doubles (float.hex) with the probe on and off."""
-    eps = np.linspace(0.0, top, 40)
+def test_property_saw_every_case():
+    """The property test above generated spaced and unspaced atom sets, with and without the probe."""
+    assert _CASES >= {(True, True), (False, True), (True, False), (False, False)}
+
+
+@pytest.mark.parametrize("rnd,n,top", [(RandomizedResponse(10, 4.0), 10**5, 0.2),
+                                       (PrivUnit(0.75, 0.2, 10), 10**5, 0.06)])
+def test_profile_same_floats_with_probe_off(monkeypatch, rnd, n, top):
+    """A 30-point replace-one privacy profile on a round whose block laws the probe decides (counted: the comparison
+    is not idle): the same doubles (float.hex) with the probe on and off."""
+    eps = np.linspace(0.0, top, 30)
+    decided = []
+    probe = spacing._probe_unspaced
+
+    def counted(v, p):
+        out = probe(v, p)
+        decided.append(out)
+        return out
+
+    monkeypatch.setattr(spacing, "_probe_unspaced", counted)
     clear_caches()
-    on = np.asarray(ShuffleAccountant(RandomizedResponse(k, eps0), n, adj).privacy_profile(eps), dtype=float)
+    on = np.asarray(ShuffleAccountant(rnd, n, "replace").privacy_profile(eps), dtype=float)
+    assert sum(decided) >= 10
     clear_caches()
     monkeypatch.setattr(spacing, "PROBE_ATOMS", 10**9)
-    off = np.asarray(ShuffleAccountant(RandomizedResponse(k, eps0), n, adj).privacy_profile(eps), dtype=float)
+    off = np.asarray(ShuffleAccountant(rnd, n, "replace").privacy_profile(eps), dtype=float)
     clear_caches()
     assert [x.hex() for x in on] == [x.hex() for x in off]
     assert np.all(np.isfinite(on)) and on[0] > on[-1] > 0.0
