@@ -22,6 +22,8 @@ range the pair resolves: its refinement floor, docs/composition.md §2.2; or its
 sample eps with delta <= 1e-6; with ``--after-pair`` (4) the same profile on a new accountant after the export and
 pair in one interpreter (only the profile timed: chords between the round's cached values, docs/composition.md
 §2.24). E.g. ``python bench/bench_cells.py --cells --timeout 60``.
+``--joint 400,4096,512`` prints docs/composition.md §2.30.3's two-dimensional prototype (an estimate: float sums
+without round-off or aliasing bounds) against the accountant's 300-point profile of 10-RR (eps0 = 4), n = 1e6.
 """
 
 from __future__ import annotations
@@ -292,6 +294,65 @@ def power_table(repeat):
     return rows
 
 
+# ----------------------------------------------------------------------------- session 47 (docs/composition.md §2.30)
+def _krr_joint_profile(eps, n=10**6, k=10, eps0=4.0, h_w=400.0, nd=4096, nw=512):
+    """docs/composition.md §2.30.3's prototype (float sums, NO round-off or aliasing bound: an estimate, never a
+    certified value): k-RR under replace-one, the joint law of (J, W) (J = users at x1 minus users at x1', exact; W
+    hat-rounded to the step ``h_w``, Lemma 2.30) on an nd x nw torus by one inverse 2-D FFT of the per-user
+    characteristic function's n-th power, then E[((e^eps0 - 1) J - (e^eps - 1) W)_+] / n at every eps by prefix sums
+    along J per W column. Returns (values, CPU s of the law, CPU s of the evaluations)."""
+    t0 = time.process_time()
+    big = math.exp(eps0)
+    g = k / (big + k - 1)
+    atoms = [(0, 0, 1.0 - g)]
+    for j, w, p in ((1, 1.0, g / k), (-1, big, g / k), (0, 1.0, g * (k - 2) / k)):
+        i = math.floor(w / h_w)
+        f = w / h_w - i
+        atoms += [(j, i, p * (1.0 - f)), (j, i + 1, p * f)]
+    shift = int(round(n * sum(p * i for _, i, p in atoms))) - nw // 2
+    kd = np.fft.fftfreq(nd) * nd
+    kw = np.fft.rfftfreq(nw) * nw
+    phi = np.zeros((nd, kw.size), complex)
+    for j, i, p in atoms:
+        phi += p * np.exp(-2j * np.pi * j * kd / nd)[:, None] * np.exp(-2j * np.pi * i * kw / nw)[None, :]
+    law = np.fft.irfft2(phi ** n * np.exp(2j * np.pi * kw * shift / nw)[None, :], s=(nd, nw))
+    t1 = time.process_time()
+    jv = np.fft.fftfreq(nd) * nd
+    order = np.argsort(jv)
+    js, ps = jv[order], law[order, :]
+    mass = np.cumsum(ps[::-1], axis=0)[::-1]
+    first = np.cumsum((ps * js[:, None])[::-1], axis=0)[::-1]
+    wv = (np.arange(nw) + shift) * h_w
+    out = np.empty(len(eps))
+    for t, e in enumerate(eps):
+        c = math.expm1(e)
+        idx = np.searchsorted(js, c * wv / (big - 1), side="right")
+        col = np.nonzero(idx < nd)[0]
+        out[t] = ((big - 1) * first[idx[col], col] - c * wv[col] * mass[idx[col], col]).sum() / n
+    return out, t1 - t0, time.process_time() - t1
+
+
+def joint_table(h_w, nd, nw):
+    """§2.30.3's rows: the prototype against the accountant's certified 300-point profile of 10-RR (eps0 = 4),
+    n = 1e6, replace, on [0, 0.0611] (bench_cells' e_top), both in this process."""
+    import bench_regimes as R
+    from sharpdp.shuffle import ShuffleAccountant, clear_caches
+
+    eps = np.linspace(0.0, 0.0611, CELL_POINTS)
+    joint, t_law, t_eval = _krr_joint_profile(eps, h_w=h_w, nd=nd, nw=nw)
+    acc = ShuffleAccountant(R._randomizer({"kind": "krr", "k": 10, "eps0": 4.0}), 10**6, "replace")
+    clear_caches()
+    t = time.process_time()
+    up = np.asarray(acc.privacy_profile(eps), dtype=float)
+    t_acc = time.process_time() - t
+    rows = [f"joint law h_W = {h_w:g}, {nd} x {nw}: law {t_law:.2f} s, 300 eps {t_eval:.2f} s; accountant {t_acc:.2f} s",
+            "| eps | accountant (certified) | joint (estimate) | joint / accountant |", "|---|---|---|---|"]
+    for i in range(0, CELL_POINTS, 25):
+        rows.append(f"| {eps[i]:.4g} | {up[i]:.6e} | {joint[i]:.6e} | {joint[i] / up[i]:.6f} |" if up[i] > 0 else
+                    f"| {eps[i]:.4g} | 0 | {joint[i]:.3e} | - |")
+    return rows
+
+
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--ks", default="1000,10000,100000")
@@ -305,7 +366,12 @@ def main(argv=None) -> None:
     ap.add_argument("--ns", default=",".join(f"{n:.0e}" for n in CELL_NS))
     ap.add_argument("--timeout", type=float, default=60.0, help="--cells: CPU seconds per call")
     ap.add_argument("--after-pair", action="store_true", help="--cells: also the profile after the pair, one process")
+    ap.add_argument("--joint", default=None, help="h_W,ND,NW: docs/composition.md §2.30.3's 2-D prototype (estimate)")
     a = ap.parse_args(argv)
+    if a.joint:
+        h_w, nd, nw = a.joint.split(",")
+        print("\n".join(joint_table(float(h_w), int(nd), int(nw))))
+        return
     if a.cells:
         cells_goal_table(a.families.split(","), [int(float(x)) for x in a.ns.split(",")], a.timeout, a.after_pair)
         return

@@ -65,8 +65,19 @@ def atom_spacing(law: Law) -> float | None:
     return spacing_of(np.asarray(values, dtype=float), np.asarray(probs, dtype=float))
 
 
+#: atoms read first by :func:`spacing_of` (docs/composition.md §2.30.7: a block law's first atoms are 0, a, 2a, ...)
+PROBE_ATOMS = 8
+
+#: a positive atom of the probe below this fraction of the probe's largest atom decides "no spacing" (Lemma 2.30.7)
+PROBE_GAP = 0.98
+
+
 def spacing_of(values: np.ndarray, probs: np.ndarray) -> float | None:
-    """:func:`atom_spacing` of the atoms ``values`` with probabilities ``probs``."""
+    """:func:`atom_spacing` of the atoms ``values`` with probabilities ``probs``. Where the first ``PROBE_ATOMS``
+    atoms already show that no spacing exists (:func:`_probe_unspaced`), None without reading the others: the same
+    answer as the whole test (docs/composition.md §2.30.7, Lemma 2.30.7)."""
+    if values.size > PROBE_ATOMS and _probe_unspaced(values[:PROBE_ATOMS], probs[:PROBE_ATOMS]):
+        return None
     v = values[probs > 0]
     if v.size < 2:
         return None
@@ -75,6 +86,19 @@ def spacing_of(values: np.ndarray, probs: np.ndarray) -> float | None:
         return None
     r = v - np.ceil(v / s) * s  # each atom's distance below the multiple of s at or above it (<= 0)
     return s if bool(np.all(r >= -SPACING_REL * s)) and bool(np.all(r <= 0.0)) else None
+
+
+def _probe_unspaced(v: np.ndarray, p: np.ndarray) -> bool:
+    """True when, m the largest atom of positive probability among ``v`` (normal: m >= 1e-300, finite), some atom x
+    of positive probability lies in (0, PROBE_GAP m): then every s >= m fails :func:`spacing_of`'s test at x
+    (docs/composition.md §2.30.7, Lemma 2.30.7). False decides nothing."""
+    w = v[p > 0]
+    if w.size < 2:
+        return False
+    m = float(np.max(w))
+    if not (1e-300 <= m < math.inf):
+        return False
+    return bool(np.any((w > 0.0) & (w < PROBE_GAP * m)))
 
 
 #: a step above this many spacings is left alone by :func:`snap` (docs/accountant_tail.md §46.5)
@@ -91,4 +115,4 @@ def snap(h: float, s: float | None) -> float:
     return s / m
 
 
-__all__ = ["END_MARGIN", "SNAP_MAX_RATIO", "SPACING_REL", "atom_spacing", "end_atom_spacing", "snap", "spacing_of"]
+__all__ = ["END_MARGIN", "PROBE_ATOMS", "PROBE_GAP", "SNAP_MAX_RATIO", "SPACING_REL", "atom_spacing", "end_atom_spacing", "snap", "spacing_of"]
