@@ -259,6 +259,7 @@ def session45_floats(monkeypatch) -> None:
 
 #: every session-47 switch at its session-46 value
 SESSION46: dict = {
+    "DFT47_TAYLOR_PRUNED": False,  # dft47
 }
 
 

@@ -17,6 +17,7 @@
 
 #include "common.hpp"
 #include "dft_simd.hpp"
+#include "dft_taylor.hpp"
 
 namespace sharpdp {
 namespace kernels {
@@ -668,6 +669,12 @@ void round_out(const double* x, std::size_t n, double* out, bool upward) {
       out[i] = (x[i] - t) - 1e-300;
     }
   }
+}
+
+// The low frequencies 0..K of y's DFT by blocks with a Taylor expansion of the phase, and their bound
+// (cpp/kernels/dft_taylor.hpp; docs/accountant_tail.md §72.2).
+double dft_low(const double* y, std::int64_t N, std::int64_t K, std::complex<double>* z) {
+  return dft_taylor::dft_blocks(y, N, K, z, [](std::size_t nb, auto&& body) { parallel_blocks(nb, 0, body); });
 }
 
 bool set_dft_simd(int on) {

@@ -215,8 +215,9 @@ def spectrum(parts: Sequence[Part], N: int, thr: float, work: float, threads: in
     (docs/accountant_tail.md §65)."""
     if (limits.BODY46_PRUNED_FORWARD and len(parts) == 1 and N >= limits.BODY46_PRUNED_MIN_N and work > 0
             and not (spectra is not None and 0 in spectra)):  # (docs/accountant_tail.md §70.3)
+        C = kernels()
         pruned = pruned_spectrum(fold(parts[0].pmf, N, parts[0].shift), parts[0].count, work, limits.BODY46_PRUNED_RATIO,
-                                 kernels().power)
+                                 C.power, C.dft_low if limits.DFT47_TAYLOR_PRUNED else None)
         if pruned is not None:
             return pruned
     C = kernels()

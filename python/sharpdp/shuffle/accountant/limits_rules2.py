@@ -73,3 +73,9 @@ BODY46_PRUNED_RATIO = 1.1  # the chain's interval ratio (work and tightness of t
 PROFILE46_STRIDE = False
 PROFILE46_STRIDE_AIM = 0.5  # docs/composition.md §2.29: a chord's estimated overshoot, in units of rel_tol
 PROFILE46_STRIDE_MAX = 8  # docs/composition.md §2.29: at most this many eps per stride (the far end certified)
+# session 47, dft47
+#: docs/accountant_tail.md §72.3: the pruned one-part spectrum (§70.3) takes its frequencies k <= K from the DFT by
+#: blocks of 64 nodes with a Taylor expansion of the phase (§72.2, cpp/kernels/dft_taylor.hpp) and its bound, instead
+#: of the power step's accurate DFT within its budget (other floats: a larger per-frequency bound, and cells whose K
+#: exceeded the budget now pruned); False: session 46's
+DFT47_TAYLOR_PRUNED = False
