@@ -41,19 +41,10 @@ namespace dft_taylor {
 constexpr double kUt = 1.1102230246251565e-16;  // 2^-53
 constexpr int kB = 64, kH = 32, kP = 10;
 
-struct Sum2t {
-  double s = 0, c = 0;
-  void add(double x) {
-    const double t = s + x;
-    const double z = t - s;
-    c += (s - (t - z)) + (x - z);
-    s = t;
-  }
-  double get() const { return s + c; }
-};
-
-// z[0..K] and the returned bound e: |z~_k - z_k| <= e for every k <= K (complex modulus). y: N doubles.
-template <class Par>
+// z[0..K] and the returned bound e: |z~_k - z_k| <= e for every k <= K (complex modulus). y: N doubles. Sum: the
+// caller's Sum2 accumulator (add(x), get(): Ogita, Rump & Oishi's Sum2, accountant.cpp's); par(nb, body): the caller's
+// parallel loop (the values do not depend on it: each frequency's sums run in one order).
+template <class Sum, class Par>
 double dft_blocks(const double* y, std::int64_t N, std::int64_t K, std::complex<double>* z, Par&& par) {
   // the non-empty blocks' centres and moments
   std::vector<std::int64_t> cb;
@@ -65,7 +56,7 @@ double dft_blocks(const double* y, std::int64_t N, std::int64_t K, std::complex<
     bool any = false;
     for (std::int64_t x = x0; x < x1; ++x) any = any || y[x] != 0.0;
     if (!any) continue;
-    Sum2t m[kP];
+    Sum m[kP];
     for (std::int64_t x = x0; x < x1; ++x) {
       const double yx = y[x];
       if (yx == 0.0) continue;
@@ -108,7 +99,7 @@ double dft_blocks(const double* y, std::int64_t N, std::int64_t K, std::complex<
       trunc = trunc / (1.0 - a / (kP + 1)) * 1.01;
       const double F = 1.01 * (2.001 * 1.0001 * kUt * ea + kUt * sw * 1.001 + 4.01 * kUt * 1.01 * (ea - 1.0) +
                                kUt * ea * 1.01 + trunc);
-      Sum2t re, im;
+      Sum re, im;
       double G = 0.0;
       for (std::size_t b = 0; b < nb; ++b) {
         const double* M = &mom[b * kP];
