@@ -130,3 +130,16 @@ def test_cell_brackets_overlap(monkeypatch):
     assert calls
     assert on[0] <= off[1] and off[0] <= on[1]
     assert abs(on[0] - off[0]) <= 1e-5 * off[0] and abs(on[1] - off[1]) <= 1e-5 * off[1]
+
+
+def test_pruned_spectrum_refuses_an_infinite_bound():
+    """Where the DFT by blocks gives no finite bound the pruned path returns None (the caller runs the FFT path)."""
+    N = 2**16
+    y = _pmf(N, 0.7, 40.0, 3, 3000, start=3000)
+    C = fft.kernels()
+
+    def no_bound(yy, K):
+        return np.zeros(K + 1, dtype=np.complex128), math.inf
+
+    assert freq_cut.pruned_spectrum(y, 10**8, 1e9, 1.1, C.power, no_bound) is None
+    assert freq_cut.pruned_spectrum(y, 10**8, 1e9, 1.1, C.power, C.dft_low) is not None
