@@ -8,6 +8,7 @@ body's share 0.3 rel_tol (Body_lo + J_lo) (docs/accountant_tail.md §6, §8)::
     python bench/bench_kink42.py --set BODY44_JUMP_SPECTRAL=True   # switches set first (limits.<NAME>)
     python bench/bench_kink42.py --set BODY45_KEPT_HEAP=False      # session 45: the kernel's share without §68.2's rule
     python bench/bench_kink42.py --set BODY46_PRUNED_FORWARD=True  # session 46: the spectrum without the forward FFT (§70.3)
+    python bench/bench_kink42.py --set DFT47_TAYLOR_PRUNED=True    # session 47: its frequencies by Lemma 72.1 (§72.3)
 
 Cells 5-6 (session 44, docs/accountant_tail.md §66): get_epsilon(1e-6) of GaussianRandomizer(1) and (2) at n = 1e8
 (the answers off the grid, about 0.0019 and 2.2e-4).

@@ -126,6 +126,20 @@ py::tuple power(CArr z, double n, double e, std::int64_t N, Arr y, double thr, d
   return py::make_tuple(out, r.err_norm, r.q_norm, r.recomputed);
 }
 
+py::tuple dft_low(Arr y, std::int64_t K) {
+  const std::int64_t N = static_cast<std::int64_t>(size0(y));
+  if (K < 0 || 2 * K > N) throw std::invalid_argument("dft_low: need 0 <= K <= N / 2");
+  CArr out(K + 1);
+  std::complex<double>* o = out.mutable_data();
+  const double* yp = y.data();
+  double e;
+  {
+    py::gil_scoped_release nogil;
+    e = kernels::dft_low(yp, N, K, o);
+  }
+  return py::make_tuple(out, e);
+}
+
 py::tuple window_sums(Arr q, std::int64_t nk0, std::int64_t sa, double h, double theta, double t, double v) {
   const double* qp = q.data();
   const std::size_t N = size0(q);
@@ -249,6 +263,9 @@ void register_accountant(py::module_& m) {
   m.def("chernoff_edge_bound", &chernoff_edge_bound,
         "chernoff_edge and the proven allowance a of its exponent: P(S beyond edge) <= exp(log_target + a)");
   m.def("power", &power, "z^n with its error bound");
+  m.def("dft_low", &dft_low, py::arg("y"), py::arg("K"),
+        "(z[0..K], e): the DFT of y's low frequencies by blocks with a Taylor expansion of the phase and a bound e on "
+        "every |z~_k - z_k| (docs/accountant_tail.md §72.2)");
   m.def("set_dft_simd", [](bool on) { return kernels::set_dft_simd(on ? 1 : 0); },
         "allow (True, the default) or forbid the power step's accurate DFT in AVX2 lanes (the same doubles, "
         "docs/accountant_tail.md section 67.1); returns whether the AVX2 path runs");

@@ -261,6 +261,7 @@ def session45_floats(monkeypatch) -> None:
 SESSION46: dict = {
     "REP47_END_SPLITS": False,  # rep47
     "EPS47_CALL_HEAP": False,  # eps47
+    "DFT47_TAYLOR_PRUNED": False,  # dft47
 }
 
 

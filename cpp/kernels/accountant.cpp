@@ -17,6 +17,7 @@
 
 #include "common.hpp"
 #include "dft_simd.hpp"
+#include "dft_taylor.hpp"
 
 namespace sharpdp {
 namespace kernels {
@@ -169,6 +170,9 @@ Mgf log_mgf_logs(const LogPmf& P, double lam) {
 // recomputed frequencies need many more twiddles than N/2 + 1, power() tabulates them once (cos, sin interleaved:
 // one cache line per lookup). Each entry is the same expression as the direct computation, so the DFT's values
 // (and its bound) are the same bit for bit.
+// The largest N whose twiddles power() tabulates (2^22 before session 47; docs/accountant_tail.md §72.1).
+constexpr std::int64_t kTwiddleMaxN = std::int64_t{1} << 23;
+
 struct Twiddles {
   std::vector<double> cs;  // cs[2m] = cos a, cs[2m + 1] = sin a; empty: compute each twiddle directly
 };
@@ -205,7 +209,7 @@ Twiddles twiddle_table(std::int64_t N) {
 // reads it. A kept table is the same doubles
 // as a fresh one (the same expression per entry), so the DFT's values do not depend on whether it was kept. Tables
 // are shared read-only (shared_ptr to const) under a mutex: concurrent calls (the GIL is released) never see a table
-// being filled. At most 2 x 32 MB (N <= 2^22, the table's own cap).
+// being filled. At most 2 x 64 MB (N <= 2^23, the table's own cap since session 47: docs/accountant_tail.md §72.1).
 std::shared_ptr<const Twiddles> twiddle_table_kept(std::int64_t N) {
   static std::mutex mu;
   static std::shared_ptr<const Twiddles> kept[2];
@@ -667,6 +671,12 @@ void round_out(const double* x, std::size_t n, double* out, bool upward) {
   }
 }
 
+// The low frequencies 0..K of y's DFT by blocks with a Taylor expansion of the phase, and their bound
+// (cpp/kernels/dft_taylor.hpp; docs/accountant_tail.md §72.2).
+double dft_low(const double* y, std::int64_t N, std::int64_t K, std::complex<double>* z) {
+  return dft_taylor::dft_blocks<Sum2>(y, N, K, z, [](std::size_t nb, auto&& body) { parallel_blocks(nb, 0, body); });
+}
+
 bool set_dft_simd(int on) {
   dft_simd::enabled_flag().store(on != 0 ? 1 : 0);
   return dft_simd::active();
@@ -723,11 +733,12 @@ Power power(const std::complex<double>* z, std::size_t Msz, double n, double e, 
       }
       if (!big.empty()) {
         ek.assign(static_cast<std::size_t>(M), e);
-        // tabulate the twiddles when the DFT needs at least 2 times as many (4 before session 33: the same doubles) (at most 2^21 + 1 entries, 32 MB)
+        // tabulate the twiddles when the DFT needs at least 2 times as many (4 before session 33: the same doubles) (at most
+        // 2^22 + 1 entries, 64 MB; 2^21 + 1 before session 47, docs/accountant_tail.md §72.1: the same doubles)
         const double direct = static_cast<double>(big.size()) * static_cast<double>(rr.size());
         // (the table kept across calls by N: the same doubles, docs/accountant_tail.md §67.2)
         const std::shared_ptr<const Twiddles> twp = (2.0 * static_cast<double>(N / 2 + 1) <= direct &&
-                                                     N <= (std::int64_t{1} << 22))
+                                                     N <= kTwiddleMaxN)
                                                         ? twiddle_table_kept(N) : std::make_shared<const Twiddles>();
         const Twiddles& tw = *twp;
         zacc.resize(big.size());

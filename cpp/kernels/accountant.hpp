@@ -97,6 +97,10 @@ struct Power {
 Power power(const std::complex<double>* z, std::size_t M, double n, double e, std::int64_t N, const double* y,
             double thr, double max_work, std::complex<double>* out);
 
+// z[0..K] of the folded pmf y (N entries) by blocks with a Taylor expansion of the phase (docs/accountant_tail.md
+// §72.2); returns e >= |z~_k - z_k| for every k <= K (complex modulus; +inf where the expansion does not apply).
+double dft_low(const double* y, std::int64_t N, std::int64_t K, std::complex<double>* z);
+
 // Sums over the window {sa, ..., sa + N - 1} of the circular n-fold pmf q (length N; position r
 // holds s = n k0 + r mod N), docs/accountant.md §3.6.2:
 //   E = sum_{s>0} s h e^{-theta s h} q(s), fnorm = ||s_+ h e^{-theta s h}||_2, Ea = sum |terms|,

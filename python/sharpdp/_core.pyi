@@ -36,6 +36,9 @@ class _Accountant:
     # ``power``'s accurate DFT in AVX2 lanes where the CPU has them (the same doubles, docs/accountant_tail.md §67.1):
     # True allows it (the default), False forces the plain path; returns whether the AVX2 path runs
     def set_dft_simd(self, on: bool, /) -> bool: ...
+    # the DFT's frequencies 0..K by blocks with a Taylor expansion of the phase and a bound on every |z~_k - z_k|
+    # (``cpp/kernels/dft_taylor.hpp``, docs/accountant_tail.md §72.2)
+    def dft_low(self, y: _ArrayIn, K: int) -> tuple[_C, float]: ...
     def window_sums(self, q: _ArrayIn, nk0: int, sa: int, h: float, theta: float, t: float, v: float,
                     /) -> tuple[float, float, float, float, float, float]: ...
     # two-atom laws in O(sqrt n) (``cpp/kernels/two_atom.hpp``, docs/accountant_atoms.md §12)

@@ -211,12 +211,14 @@ def spectrum(parts: Sequence[Part], N: int, thr: float, work: float, threads: in
     stored pmfs, and ``norm_Q`` >= its full l2 norm (docs/accountant.md §3.6.2-§3.6.4); :func:`convolve`'s steps
     before its inverse FFT, the same floats. With ``limits.BODY46_PRUNED_FORWARD`` one part at N >=
     ``limits.BODY46_PRUNED_MIN_N`` runs without the forward FFT where it can (:func:`~.freq_cut.pruned_spectrum`,
-    docs/accountant_tail.md §70.3: other floats, certified the same way). Used alone by the engine's window sums in the frequency domain
+    docs/accountant_tail.md §70.3: other floats, certified the same way; with ``limits.DFT47_TAYLOR_PRUNED`` its
+    frequencies from the DFT by blocks of Lemma 72.1, docs/accountant_tail.md §72.3). Used alone by the engine's window sums in the frequency domain
     (docs/accountant_tail.md §65)."""
     if (limits.BODY46_PRUNED_FORWARD and len(parts) == 1 and N >= limits.BODY46_PRUNED_MIN_N and work > 0
             and not (spectra is not None and 0 in spectra)):  # (docs/accountant_tail.md §70.3)
+        C = kernels()
         pruned = pruned_spectrum(fold(parts[0].pmf, N, parts[0].shift), parts[0].count, work, limits.BODY46_PRUNED_RATIO,
-                                 kernels().power)
+                                 C.power, C.dft_low if limits.DFT47_TAYLOR_PRUNED else None)
         if pruned is not None:
             return pruned
     C = kernels()

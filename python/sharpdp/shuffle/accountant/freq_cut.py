@@ -92,15 +92,18 @@ def cut(y: np.ndarray, n: float, ratio: float = 1.1, log_cut: float = LOG_CUT, m
     return min(K, N // 2)
 
 
-def pruned_spectrum(y: np.ndarray, count: int, work: float, ratio: float, power: Callable
-                    ) -> tuple[np.ndarray, float, float] | None:
+def pruned_spectrum(y: np.ndarray, count: int, work: float, ratio: float, power: Callable,
+                    dft_low: Callable | None = None) -> tuple[np.ndarray, float, float] | None:
     """:func:`~.fft.spectrum`'s (Q, err_Q, norm_Q) for one part without the forward FFT (docs/accountant_tail.md §70.3),
     or None where it does not apply (the caller then runs the FFT): the folded pmf y (N = y.size), the cut K of
     :func:`cut`, and the power step ``power`` (the compiled kernel, ``fft.kernels().power``) on the K + 2 frequencies 0..K+1 with every k <= K recomputed by its accurate DFT from
     y (a placeholder estimate 1 with componentwise bound 2^-1000 and threshold 2^-1020 makes each k <= K a candidate;
     only where all K + 1 were recomputed, i.e. (K + 1) nnz(y) within ``work``, is the result used) and k = K + 1 given
     as 0 (the kernel skips it). Every frequency K < k <= N // 2 holds Q~_k = 0 against |Q_k| = |z_k|^count <= e^-760
-    < 1e-300 (Lemma 70.1), charged as 1e-300 sqrt(2 (N // 2 - K)) on err_Q; norm_Q is the kernel's (Q~ is 0 above)."""
+    < 1e-300 (Lemma 70.1), charged as 1e-300 sqrt(2 (N // 2 - K)) on err_Q; norm_Q is the kernel's (Q~ is 0 above).
+    With ``dft_low`` (the compiled ``dft_low``, docs/accountant_tail.md §72.3) the frequencies k <= K come from the
+    DFT by blocks with a Taylor expansion of the phase with its bound e, given to the power step as its componentwise
+    bound (no accurate DFT), where (K + 1) min(nnz, N / 64) (frequencies times blocks) fits ``work``."""
     n, N = int(count), int(y.size)
     if n < 2 or N < 16:
         return None
@@ -108,6 +111,14 @@ def pruned_spectrum(y: np.ndarray, count: int, work: float, ratio: float, power:
     if K is None or K + 2 > N // 2 + 1:
         return None
     nnz = max(1, int(np.count_nonzero(y)))
+    if dft_low is not None and (K + 1) * min(nnz, -(-N // 64)) <= work:  # (docs/accountant_tail.md §72.3)
+        zl, e = dft_low(y, K)
+        if not math.isfinite(e):
+            return None
+        z = np.zeros(K + 2, dtype=np.complex128)
+        z[:K + 1] = zl
+        Q, err, qn, _ = power(z, float(n), float(e), N, y, 0.0, 0.0)
+        return _pruned_out(Q, err, qn, N, K)
     if (K + 1) > int(work / nnz):
         return None
     z = np.zeros(K + 2, dtype=np.complex128)
@@ -115,6 +126,12 @@ def pruned_spectrum(y: np.ndarray, count: int, work: float, ratio: float, power:
     Q, err, qn, rec = power(z, float(n), 2.0 ** -1000, N, y, 2.0 ** -1020, work)
     if int(rec) != K + 1:
         return None
+    return _pruned_out(Q, err, qn, N, K)
+
+
+def _pruned_out(Q: np.ndarray, err: float, qn: float, N: int, K: int) -> tuple[np.ndarray, float, float]:
+    """The half spectrum Q~ (0 above K + 1), err_Q with Lemma 70.1's charge above K, and norm_Q (docs/accountant_tail.md
+    §70.3)."""
     out = np.zeros(N // 2 + 1, dtype=np.complex128)
     out[:K + 2] = Q
     err_Q = (err + 1e-300 * math.sqrt(2.0 * (N // 2 - K))) * (1.0 + 4.0 * U)

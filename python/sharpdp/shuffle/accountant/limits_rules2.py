@@ -83,3 +83,9 @@ REP47_END_SPLITS = False
 #: docs/accountant.md §8.27.1: ShuffleAccountant.get_delta_bounds and get_epsilon run whole inside heap_keep.kept_heap
 #: at n >= BODY45_KEPT_HEAP_N (call_heap.call_kept; speed only, the same floats); False: the passes' scopes alone
 EPS47_CALL_HEAP = True
+# session 47, dft47
+#: docs/accountant_tail.md §72.3: the pruned one-part spectrum (§70.3) takes its frequencies k <= K from the DFT by
+#: blocks of 64 nodes with a Taylor expansion of the phase (§72.2, cpp/kernels/dft_taylor.hpp) and its bound, instead
+#: of the power step's accurate DFT within its budget (other floats: a larger per-frequency bound, and cells whose K
+#: exceeded the budget now pruned); False: session 46's
+DFT47_TAYLOR_PRUNED = False

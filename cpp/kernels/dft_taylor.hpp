@@ -1,0 +1,145 @@
+// The accurate DFT of the low frequencies 0..K of a folded pmf y (length N) by blocks of B = 64 nodes with a Taylor
+// expansion of the phase inside each block (docs/accountant_tail.md §72.2, Lemma 72.1): O(P nnz + K nb P) work
+// (nb = the non-empty blocks, P = 10 terms) instead of the plain accurate DFT's O(K nnz), with a certified bound on
+// |z~_k - z_k| (complex modulus, the exact z_k = sum_x y_x e^{-2 pi i k x / N} of the stored doubles). Included by
+// accountant.cpp only (compiled with -ffp-contract=off: no product is fused into an addition, every bound below
+// counts one rounding per operation).
+//
+// Block b covers the nodes x = c_b + d, c_b = bB + H (H = B/2 = 32), d in [-32, 31], t = d / 32 in [-1, 1): t^p is
+// exact for p <= 9 (d^p < 2^53 and a power-of-2 scale). With alpha = 2 pi k H / N (a = |alpha|),
+//   z_k = sum_b e^{-i 2 pi k c_b / N} S_b,   S_b = sum_{p<P} (-i alpha)^p / p! M_{b,p} + R_b,
+//   M_{b,p} = sum_{x in b} y_x t^p,          |R_b| <= Y_b a^P / P! / (1 - a / (P + 1))   (|t| <= 1, a < P + 1).
+// Rounding (u = 2^-53, every Y below a computed upper value of the stored |y|'s sum):
+//  * M~_{b,p}: Sum2 of the products y t^p (one rounding each): |M~ - M| <= u |M~| + u A + gamma_63^2 (1 + u) A
+//    (+ the products' underflow, charged in the final 1e-300), A = sum |y| |t|^p <= Y_b; so <= 2.001 u Y_b (1.0001).
+//  * alpha~ = fl(fl(2 pi) fl(kH / N)) with relative error <= 3.01 u; w~_p = fl(fl(w~_{p-1} alpha~) / p) within
+//    (5.02 p u) w_p (w_p = a^p / p!); T~_p = fl(w~_p M~_p) within w_p dM + (5.03 p + 1.01) u w_p 1.001 Y_b.
+//  * S~_r = fl(M~_0 + fl(((T8 - T6) + T4) - T2)), S~_i = fl(fl(((T9 - T7) + T5) - T3) + T1) negated: plain sums of at
+//    most 5 terms, gamma_4 sum |T~_p| <= 4.01 u 1.01 (e^a - 1) Y_b, and the last addition u |S~_r|.
+//  So |S~_b,r - S_b,r| + |S~_b,i - S_b,i| <= F Y_b with F = 1.01 [2.001 u e^a + u sum_{p>=1} (5.03 p + 1.01) w_p 1.001
+//    + 4.01 u 1.01 (e^a - 1) + u e^a 1.01 + a^P / P! / (1 - a / (P + 1))] (e^a bounds sum_p w_p and |S~_b| / Y_b).
+//  * The twiddle (cos, sin) of theta_b = 2 pi (m / N), m = k c_b mod N reduced to [0, N/2] (integers, exact): the
+//    plain accurate DFT's expression, each component within 14 u (docs/accountant.md §3.6.4).
+//  * Re z~ = Sum2 over b of fl(c~ S~_r) and fl(s~ S~_i), Im z~ of fl(c~ S~_i) and -fl(s~ S~_r): per component
+//    |err| <= 14 u G + F Y + u (1 + 14 u) G + u |Re z~| + gamma_{2nb}^2 (1 + u)(1 + 14 u) G, G = sum_b (|S~_r| + |S~_i|)
+//    (accumulated, rounded up).
+// The bound returned: the largest over k of sqrt(err_re^2 + err_im^2) (1.01) + 1e-300 (every underflow: at most
+// 4 (nnz + nb P) products, each within 2^-1074).
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <complex>
+#include <cstdint>
+#include <vector>
+
+namespace sharpdp {
+namespace kernels {
+namespace dft_taylor {
+
+constexpr double kUt = 1.1102230246251565e-16;  // 2^-53
+constexpr int kB = 64, kH = 32, kP = 10;
+
+// z[0..K] and the returned bound e: |z~_k - z_k| <= e for every k <= K (complex modulus). y: N doubles. Sum: the
+// caller's Sum2 accumulator (add(x), get(): Ogita, Rump & Oishi's Sum2, accountant.cpp's); par(nb, body): the caller's
+// parallel loop (the values do not depend on it: each frequency's sums run in one order).
+template <class Sum, class Par>
+double dft_blocks(const double* y, std::int64_t N, std::int64_t K, std::complex<double>* z, Par&& par) {
+  // the non-empty blocks' centres and moments
+  std::vector<std::int64_t> cb;
+  std::vector<double> mom;  // kP per block
+  double ysum = 0;
+  const std::int64_t nbl = (N + kB - 1) / kB;
+  for (std::int64_t b = 0; b < nbl; ++b) {
+    const std::int64_t x0 = b * kB, x1 = std::min<std::int64_t>(N, x0 + kB), c = x0 + kH;
+    bool any = false;
+    for (std::int64_t x = x0; x < x1; ++x) any = any || y[x] != 0.0;
+    if (!any) continue;
+    Sum m[kP];
+    for (std::int64_t x = x0; x < x1; ++x) {
+      const double yx = y[x];
+      if (yx == 0.0) continue;
+      ysum += std::fabs(yx);
+      const double t = static_cast<double>(x - c) / static_cast<double>(kH);  // exact
+      double tp = 1.0;
+      for (int p = 0; p < kP; ++p) {
+        m[p].add(yx * tp);
+        tp *= t;  // exact (p <= 9: |d|^p <= 2^45 scaled by a power of 2)
+      }
+    }
+    cb.push_back(c);
+    for (int p = 0; p < kP; ++p) mom.push_back(m[p].get());
+  }
+  const double Y = ysum * (1.0 + static_cast<double>(N) * kUt * 1.01) + 1e-300;  // >= sum |y| (plain sum of N terms)
+  const std::size_t nb = cb.size();
+  const double nbd = static_cast<double>(nb);
+  const double g2 = std::pow(2.0 * nbd * kUt / (1.0 - 2.0 * nbd * kUt), 2);  // gamma_{2 nb}^2
+  std::vector<double> errk(static_cast<std::size_t>(K + 1), 0.0);
+  const double Nd = static_cast<double>(N);
+  const std::size_t nchunk = static_cast<std::size_t>((K + 1 + 7) / 8);
+  par(nchunk, [&](std::size_t ch) {
+    const std::int64_t k0 = static_cast<std::int64_t>(ch) * 8, k1 = std::min<std::int64_t>(K + 1, k0 + 8);
+    for (std::int64_t k = k0; k < k1; ++k) {
+      const double al = (2.0 * M_PI) * (static_cast<double>(k * kH) / Nd);
+      double w[kP];
+      w[0] = 1.0;
+      for (int p = 1; p < kP; ++p) w[p] = (w[p - 1] * al) / static_cast<double>(p);
+      // F (in the header's notation), every term a positive double, with a 1.01 margin
+      const double a = std::fabs(al) * (1.0 + 8.0 * kUt);  // >= the exact alpha (al within 3.01 u)
+      const double ea = std::exp(a) * (1.0 + 4.0 * kUt);
+      double wa = 1.0, sw = 0.0;
+      for (int p = 1; p < kP; ++p) {
+        wa = wa * a / p * (1.0 + 3.0 * kUt);  // >= a^p / p!
+        sw += (5.03 * p + 1.01) * wa;
+      }
+      double trunc = 1.0;
+      for (int p = 1; p <= kP; ++p) trunc = trunc * a / p;
+      if (!(a < 0.5 * (kP + 1))) return;  // (not reached at the callers' frequencies; flagged by errk = inf below)
+      trunc = trunc / (1.0 - a / (kP + 1)) * 1.01;
+      const double F = 1.01 * (2.001 * 1.0001 * kUt * ea + kUt * sw * 1.001 + 4.01 * kUt * 1.01 * (ea - 1.0) +
+                               kUt * ea * 1.01 + trunc);
+      Sum re, im;
+      double G = 0.0;
+      for (std::size_t b = 0; b < nb; ++b) {
+        const double* M = &mom[b * kP];
+        const double T1 = w[1] * M[1], T2 = w[2] * M[2], T3 = w[3] * M[3], T4 = w[4] * M[4], T5 = w[5] * M[5];
+        const double T6 = w[6] * M[6], T7 = w[7] * M[7], T8 = w[8] * M[8], T9 = w[9] * M[9];
+        const double sr = M[0] + (((T8 - T6) + T4) - T2);
+        const double si = -((((T9 - T7) + T5) - T3) + T1);
+        G += std::fabs(sr) + std::fabs(si);
+        // twiddle of theta = 2 pi k c_b / N: e^{-i theta} = cos - i sin
+        std::int64_t m = (cb[b] % N) * k % N;  // (c_b, k < N <= 2^31: no overflow)
+        double sg = 1.0;  // sin theta = sg sin(2 pi (m' / N)), m' the reduced index
+        if (2 * m > N) {
+          m = N - m;
+          sg = -1.0;
+        }
+        const double ang = 2.0 * M_PI * (static_cast<double>(m) / Nd);
+        const double cs = std::cos(ang), sn = sg * std::sin(ang);
+        // (cs - i sn)(sr + i si) = cs sr + sn si + i (cs si - sn sr)
+        re.add(cs * sr);
+        re.add(sn * si);
+        im.add(cs * si);
+        im.add(-(sn * sr));
+      }
+      const double zr = re.get(), zi = im.get();
+      z[k] = {zr, zi};
+      const double Gu = G * (1.0 + 1.01 * nbd * kUt);
+      const double base = (15.0 * kUt * (1.0 + 14.0 * kUt) + g2 * 1.01) * Gu + F * Y;
+      const double er = base + kUt * std::fabs(zr), ei = base + kUt * std::fabs(zi);
+      errk[static_cast<std::size_t>(k)] = std::sqrt(er * er + ei * ei) * 1.01;
+    }
+  });
+  double e = 0.0;
+  for (std::int64_t k = 0; k <= K; ++k) {
+    const double ek = errk[static_cast<std::size_t>(k)];
+    if (!(ek > 0.0)) return std::numeric_limits<double>::infinity();
+    e = std::max(e, ek);
+  }
+  return e + 1e-300;
+}
+
+}  // namespace dft_taylor
+}  // namespace kernels
+}  // namespace sharpdp
