@@ -406,6 +406,10 @@ def progress_bar(iterable: Iterable[Any] | None = None, **kwargs: Any) -> Any:
     budget = bool(kwargs.pop("budget", False))
     staged = bool(kwargs.pop("staged", False))
     estimated = bool(kwargs.pop("estimated", False))
+    if "IPython" not in sys.modules and not _is_terminal(sys.stderr if kwargs.get("file") is None else kwargs["file"]):
+        # neither a notebook (tqdm.autonotebook picks its widget only under a loaded IPython) nor a terminal: the
+        # plain bar whatever tqdm would say, without tqdm's import (~0.1 s of CPU, 4 % of a 300-point profile)
+        return _PlainBar(iterable, budget=budget, staged=staged, estimated=estimated, **kwargs)
     try:
         from tqdm.auto import tqdm
         from tqdm.autonotebook import tqdm as chosen  # (imported by tqdm.auto: the notebook or the std class)
