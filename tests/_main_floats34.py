@@ -262,6 +262,8 @@ SESSION46: dict = {
     "REP47_END_SPLITS": False,  # rep47
     "EPS47_CALL_HEAP": False,  # eps47
     "DFT47_TAYLOR_PRUNED": False,  # dft47
+    "LEAD47_NORM_Q_UP": False,  # lead
+    "BODY45_KEPT_HEAP_N": 10**7,  # lead (gauss47's suggestion; the same floats)
 }
 
 

@@ -98,13 +98,13 @@ def test_pruned_spectrum_against_the_fft_path(n):
     assert dist <= ep + ef
 
 
-def test_switch_default_off_and_listed():
-    """Ships off (docs/accountant_tail.md §72.4); SESSION46 holds main's value."""
+def test_switch_default_on_and_listed():
+    """On since session 47's merge (docs/accountant_tail.md §72.8); SESSION46 holds session 46's value."""
     from _main_floats34 import SESSION46
 
     from sharpdp.shuffle.accountant import limits
 
-    assert limits.DFT47_TAYLOR_PRUNED is False and SESSION46["DFT47_TAYLOR_PRUNED"] is False
+    assert limits.DFT47_TAYLOR_PRUNED is True and SESSION46["DFT47_TAYLOR_PRUNED"] is False  # on since session 47's merge
 
 
 def test_cell_brackets_overlap(monkeypatch):

@@ -85,6 +85,7 @@ def test_answer_is_certified_with_the_call_scope():
 
 
 def test_small_n_never_enters(monkeypatch):
+    switch(monkeypatch, "BODY45_KEPT_HEAP_N", 10**7)  # (**) session 47, lead: the threshold of this claim (1e4 since the merge)
     entered = _counting(monkeypatch)
     acc = ShuffleAccountant(GaussianRandomizer(1.0, 1), 10**6, "zero_out")
     lo, up = acc.get_delta_bounds(0.1)

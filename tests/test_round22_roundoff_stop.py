@@ -44,6 +44,7 @@ def _leg(rel_tol: float, monkeypatch: pytest.MonkeyPatch | None = None) -> tuple
 
 
 def test_roundoff_stop_keeps_small_lattices_and_contains_references(monkeypatch: pytest.MonkeyPatch) -> None:
+    switch(monkeypatch, "LEAD47_NORM_Q_UP", False)  # (**) session 47, lead: docs/accountant_tail.md §74
     # (**) session 35, mid35: main's steps on the Gaussian randomizer's sum law (the pin _BEFORE is their bracket;
     # docs/accountant_tail.md §46.2's end-atom steps end on another certified bracket)
     switch(monkeypatch, "END_ATOM_SNAP", False)

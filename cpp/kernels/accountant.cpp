@@ -851,9 +851,8 @@ Power power(const std::complex<double>* z, std::size_t Msz, double n, double e, 
     q2 += qq[b];
     ns += static_cast<double>(nskip[b]);
   }
-  // the skipped frequencies: at most 1e-300 each, weight <= 2 in the squared norm; norm_Q >= the returned
-  // spectrum's l2 norm: the blocked sum's, the squares' and the square root's roundings, as err2's (1 + 1e-10)
-  return {std::sqrt(err2) * (1.0 + 1e-10) + 1e-300 * std::sqrt(2.0 * ns), std::sqrt(q2) * (1.0 + 1e-10),
+  // the skipped frequencies: at most 1e-300 each, weight <= 2 in the squared norm
+  return {std::sqrt(err2) * (1.0 + 1e-10) + 1e-300 * std::sqrt(2.0 * ns), std::sqrt(q2),
           static_cast<std::int64_t>(cand.size())};
 }
 

@@ -204,6 +204,13 @@ def invert(Q: Any, err_Q: float, norm_Q: float, N: int) -> Convolution:
     return Convolution(q=q, err_q=err_q, N=N)
 
 
+def _norm_up(norm: float) -> float:
+    """The power kernel's ``norm_Q`` (the square root of a blocked sum of squares, rounded to nearest) rounded up to
+    at least the returned spectrum's l2 norm (docs/accountant_tail.md §74); as returned where
+    ``limits.LEAD47_NORM_Q_UP`` is off."""
+    return norm * (1.0 + 1e-10) if limits.LEAD47_NORM_Q_UP else norm
+
+
 def spectrum(parts: Sequence[Part], N: int, thr: float, work: float, threads: int = 1,
              spectra: dict | None = None) -> tuple[Any, float, float]:
     """The half spectrum ``Q`` (numpy's rfft layout, N // 2 + 1 entries) of the circular convolution :func:`convolve`
@@ -220,7 +227,7 @@ def spectrum(parts: Sequence[Part], N: int, thr: float, work: float, threads: in
         pruned = pruned_spectrum(fold(parts[0].pmf, N, parts[0].shift), parts[0].count, work, limits.BODY46_PRUNED_RATIO,
                                  C.power, C.dft_low if limits.DFT47_TAYLOR_PRUNED else None)
         if pruned is not None:
-            return pruned
+            return pruned[0], pruned[1], _norm_up(pruned[2])
     C = kernels()
     rfft = _rfft_pair()[0]
     Q: Any = None
@@ -229,7 +236,7 @@ def spectrum(parts: Sequence[Part], N: int, thr: float, work: float, threads: in
         folded, z, e_fwd = _spectrum(p, N, rfft, spectra, i)
         Qj, errj, normj, _ = C.power(z, float(p.count), e_fwd, N, folded, thr, work)
         if Q is None:
-            Q, err_Q, norm_Q, bound = Qj, errj, normj, (p.bound ** p.count + errj)
+            Q, err_Q, norm_Q, bound = Qj, errj, _norm_up(normj), (p.bound ** p.count + errj)
             continue
         bound_j = p.bound ** p.count + errj  # sup |Q_j| and |Q~_j|
         err_Q = err_Q * bound_j + bound * errj

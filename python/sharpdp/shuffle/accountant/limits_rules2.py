@@ -20,7 +20,7 @@ PAIR45_SETTLED_BMG = False
 
 # session 45, body45
 BODY45_KEPT_HEAP = True  # the C heap kept for reuse inside the far-tail round's passes (heap_keep.kept_heap; speed only, the same floats): docs/accountant_tail.md §68
-BODY45_KEPT_HEAP_N = 10**7  # from this n on (lattice_pass, jump_term): below, small arrays (speed only): docs/accountant_tail.md §68
+BODY45_KEPT_HEAP_N = 10**4  # from this n on (lattice_pass, jump_term, the closed form, whole calls): below, small arrays (speed only): docs/accountant_tail.md §68, §73.7; 10**7 before session 47's merge
 
 # session 45, eps45
 #: phase 1 skipped where get_epsilon starts at the single-big-jump root and that model's spread there is at most this;
@@ -87,5 +87,10 @@ EPS47_CALL_HEAP = True
 #: docs/accountant_tail.md §72.3: the pruned one-part spectrum (§70.3) takes its frequencies k <= K from the DFT by
 #: blocks of 64 nodes with a Taylor expansion of the phase (§72.2, cpp/kernels/dft_taylor.hpp) and its bound, instead
 #: of the power step's accurate DFT within its budget (other floats: a larger per-frequency bound, and cells whose K
-#: exceeded the budget now pruned); False: session 46's
-DFT47_TAYLOR_PRUNED = False
+#: exceeded the budget now pruned); on since session 47's merge (a full suite run with it on, §72.8); False: session 46's
+DFT47_TAYLOR_PRUNED = True
+# session 47, lead
+#: docs/accountant_tail.md §74: the power kernel's norm_Q rounded up by (1 + 1e-10) in fft.spectrum (the blocked sum of
+#: squares and its square root round to nearest: the kernel's value can be 1 ulp below the spectrum's l2 norm that
+#: fft.spectrum promises; rev47); False: the kernel's value as returned (session 46's floats)
+LEAD47_NORM_Q_UP = True
