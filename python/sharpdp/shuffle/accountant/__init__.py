@@ -371,7 +371,7 @@ class ShuffleAccountant:
         return AccountantReport(eps, min(lo, r60.upper), r60.upper, r60.h, r60.N, r60.T, r60.B, r60.theta,
                                 r60.n_log_mgf, r60.law_index, dict(r60.terms, note="epsilon > 60: value at 60"))
 
-    @call_kept  # the heap kept over the call at n >= 1e7 (speed only): docs/accountant.md §8.27.1
+    @call_kept  # the heap kept over the call at n >= limits.BODY45_KEPT_HEAP_N (speed only): docs/accountant.md §8.27.1
     def get_delta_bounds(self, epsilon: Any, *, lower: bool = True, negligible: float = 0.0) -> tuple[Any, Any]:
         """Certified (lower, upper) bracket of the blanket divergence.
 

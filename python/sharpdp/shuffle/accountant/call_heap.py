@@ -1,5 +1,5 @@
-"""The C heap kept for reuse over a whole public call at n >= 1e7 (docs/accountant.md §8.27.1): speed only, the
-same floats.
+"""The C heap kept for reuse over a whole public call at n >= limits.BODY45_KEPT_HEAP_N (1e4 since session 47's merge;
+docs/accountant.md §8.27.1): speed only, the same floats.
 
 :func:`call_kept` decorates ``ShuffleAccountant.get_delta_bounds`` and ``get_epsilon``: where the accountant's n is at
 least ``limits.BODY45_KEPT_HEAP_N`` and ``limits.EPS47_CALL_HEAP`` is on, the call runs inside

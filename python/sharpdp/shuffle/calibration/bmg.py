@@ -49,7 +49,7 @@ def _bmg_chi_lo(t: float, x: float) -> float:
         return 0.0
 
 
-@kept_first  # one kept C heap over the evaluations at n >= 1e7 (speed only): docs/calibration.md §18.1
+@kept_first  # one kept C heap over the evaluations at n >= limits.BODY45_KEPT_HEAP_N (speed only): docs/calibration.md §18.1
 def calibrate_bmg_report(n: int, epsilon: float, delta: float, dim: int, *, adjacency: str = "zero_out",
                          progress: bool | None = None, rounds: int = 1) -> CalibrationReport:
     """:func:`calibrate_bmg` with its certificate: the certified bracket and the evaluation count.

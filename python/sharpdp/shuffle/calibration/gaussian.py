@@ -28,7 +28,7 @@ from sharpdp.shuffle.calibration.search import (
 from sharpdp.shuffle.randomizers import GaussianRandomizer
 
 
-@kept_first  # one kept C heap over the evaluations at n >= 1e7 (speed only): docs/calibration.md §18.1
+@kept_first  # one kept C heap over the evaluations at n >= limits.BODY45_KEPT_HEAP_N (speed only): docs/calibration.md §18.1
 def calibrate_gaussian_report(n: int, epsilon: float, delta: float, *, adjacency: str = "zero_out",
                               progress: bool | None = False) -> CalibrationReport:
     """:func:`calibrate_gaussian` with its certificate (bracket and evaluation count).
