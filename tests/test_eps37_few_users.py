@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import pytest
 from _main_floats34 import switch
-
+from _rev44_spy import spy
 from sharpdp.shuffle import (
     BlanketMixedGaussian,
     GaussianRandomizer,
@@ -156,18 +156,10 @@ def test_wide_bracket_keeps_main_search():
 def test_lower_end_settled_without_probe(monkeypatch):
     """Phase 2's lower end at the BMG cell is a point whose few-user lower value exceeds delta (no probe there): a fresh
     accountant's certified lower value there exceeds delta as well (docs/accountant.md §8.15)."""
-    seen: list[float] = []
-    orig = S.few_user_lower
-
-    def fl(pairs, n):
-        v = orig(pairs, n)
-        seen.append(v)
-        return v
-
-    monkeypatch.setattr(S, "few_user_lower", fl)
+    calls = spy(monkeypatch, "few_user_lower", S)
     r = BlanketMixedGaussian(*BMG8, 1)
     e, _, probes = _counted(r, 100)
-    assert probes == 1 and any(v > DELTA for v in seen)
+    assert probes == 1 and any(v > DELTA for _, v in calls)
     clear_caches()
     assert A.ShuffleAccountant(r, 100).get_delta_bounds(e * (1.0 - XTOL))[0] > DELTA
 

@@ -8,9 +8,9 @@ import math
 
 import numpy as np
 import pytest
+from _rev44_spy import spy
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
 from sharpdp.shuffle import PrivUnit, RandomizedResponse, ShuffleAccountant, clear_caches
 from sharpdp.shuffle.accountant import blocks, spacing
 from sharpdp.shuffle.laws import laws_for
@@ -102,18 +102,10 @@ def test_profile_same_floats_with_probe_off(monkeypatch, rnd, n, top):
     """A 30-point replace-one privacy profile on a round whose block laws the probe decides (counted: the comparison
     is not idle): the same doubles (float.hex) with the probe on and off."""
     eps = np.linspace(0.0, top, 30)
-    decided = []
-    probe = spacing._probe_unspaced
-
-    def counted(v, p):
-        out = probe(v, p)
-        decided.append(out)
-        return out
-
-    monkeypatch.setattr(spacing, "_probe_unspaced", counted)
+    calls = spy(monkeypatch, "_probe_unspaced", spacing)
     clear_caches()
     on = np.asarray(ShuffleAccountant(rnd, n, "replace").privacy_profile(eps), dtype=float)
-    assert sum(decided) >= 10
+    assert sum(out for _, out in calls) >= 10
     clear_caches()
     monkeypatch.setattr(spacing, "PROBE_ATOMS", 10**9)
     off = np.asarray(ShuffleAccountant(rnd, n, "replace").privacy_profile(eps), dtype=float)
