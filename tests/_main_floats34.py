@@ -273,6 +273,17 @@ def session46_floats(monkeypatch) -> None:
         switch(monkeypatch, name, value)
 
 
+#: every session-48 switch at its session-47 value
+SESSION47: dict = {
+}
+
+
+def session47_floats(monkeypatch) -> None:
+    """Every session-48 switch at its session-47 value for one test: session 47's floats (and passes)."""
+    for name, value in _since(47).items():
+        switch(monkeypatch, name, value)
+
+
 def _since(first: int) -> dict:
     """The dicts SESSION<first> to the last one merged in that order (a switch listed twice takes the later entry)."""
     last = max(int(k[7:]) for k in globals() if k.startswith("SESSION") and k[7:].isdigit())
