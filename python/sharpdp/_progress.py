@@ -70,14 +70,13 @@ _ROOM = 40
 _LABEL: ContextVar[str] = ContextVar("sharpdp_progress_label", default="")
 
 #: The rule in one paragraph, for ``--help`` epilogs.
-PROGRESS_RULE = ("Progress goes to stderr only (stdout holds the result, text or --json): a live bar when stderr "
-                 "is a terminal (after its delay: none for mean's calibration, 0.5-1 s for most other steps; redrawn "
-                 "every 5 s while nothing moves), else (redirected, piped, CI) plain lines: nothing for a step that "
-                 "ends within 2 s (a closing file step, writing or drawing: 5 s), then one line at most every 5 s and "
-                 "never more than 5 s of silence while the step runs (a timer prints the line when no update comes), "
-                 "and a final '(done)' line (a wait with nothing to count says 'STEP: N s'); on Ctrl-C "
-                 "the open bars stay at their true count and say 'interrupted' (a log too: where it stopped; exit "
-                 "status 130). Warnings go to stderr once (with --json they are also in the result's \"warnings\").")
+PROGRESS_RULE = ("Progress goes to stderr only; stdout holds the result (text or --json). On a terminal: a live bar "
+                 "(shown at once for mean's calibration, after 0.5-1 s for most other steps; redrawn every 5 s while "
+                 "nothing moves). Redirected, piped or in CI: plain lines, nothing for a step that ends within 2 s "
+                 "(a closing file step, writing or drawing: 5 s), then a line at most every 5 s, never more than 5 s "
+                 "of silence while the step runs, and a final '(done)' line. Ctrl-C leaves each open bar at its true "
+                 "count marked 'interrupted' and exits with status 130. Warnings go to stderr once (with --json also "
+                 "in the result's \"warnings\"); docs/cli.md §8 has the details.")
 
 
 class _Iterating:
