@@ -24,7 +24,7 @@ import threading
 import numpy as np
 import pytest
 
-from sharpdp.shuffle import GaussianRandomizer, RandomizedResponse, ShuffleAccountant
+from sharpdp.shuffle import GaussianRandomizer, ShuffleAccountant
 from sharpdp.shuffle.accountant import heap_keep, lattice, limits
 
 _WORKER = r"""
