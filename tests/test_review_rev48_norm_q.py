@@ -128,3 +128,27 @@ def test_norm_q_covers_a_tiny_spectrum(monkeypatch):
         ex = mp.sqrt(mp.fsum(mp.mpf(abs(complex(q))) ** 2 * (1 if k in (0, N // 2) else 2) for k, q in enumerate(Q)))
     assert ex > 1e-199
     assert norm >= ex, (norm, float(ex))
+
+
+def _proposed_up(norm: float, N: int) -> float:
+    """The module docstring's proposed fix: the relative factor and an absolute term for the squares' underflow."""
+    return norm * (1.0 + 1e-10) + math.sqrt(N) * 2.0 ** -537
+
+
+@pytest.mark.parametrize("mass, count, N", [(1e-5, 40, 4096), (1e-31, 5, 2 ** 14), (0.3, 300, 2 ** 12),
+                                            (2e-3, 57, 6000)])
+def test_proposed_absolute_term_covers_tiny_spectra(monkeypatch, mass, count, N):
+    """The proposed absolute term covers spectra whose squares underflow (|Q_k| from 1e-200 to ~1e-157), computed
+    exactly in mpmath from the returned doubles; and it does not change a spectrum of mass ~1 by more than 1e-150."""
+    switch(monkeypatch, "LEAD47_NORM_Q_UP", False)
+    rng = np.random.default_rng(count)
+    y = np.zeros(N // 2)
+    y[:5] = rng.uniform(0, 1, 5)
+    y *= mass / math.fsum(y.tolist())
+    Q, _, norm = fft.spectrum([fft.Part(y, count)], N, 0.0, 0.0)
+    w = [1 if k == 0 or (N % 2 == 0 and k == Q.size - 1) else 2 for k in range(Q.size)]
+    with mp.workdps(50):
+        ex = mp.sqrt(mp.fsum(wk * (mp.mpf(float(q.real)) ** 2 + mp.mpf(float(q.imag)) ** 2) for wk, q in zip(w, Q)))
+        assert ex > 0
+        assert mp.mpf(_proposed_up(norm, N)) >= ex, (mass, count, norm, float(ex))
+    assert _proposed_up(1.0, 2 ** 30) - (1.0 + 1e-10) < 1e-150
