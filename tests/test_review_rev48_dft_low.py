@@ -2,7 +2,7 @@
 cpp/kernels/dft_taylor.hpp), on since session 47's merge (``limits.DFT47_TAYLOR_PRUNED``), at the limits rev47's test
 (tests/test_review_rev47_dft47.py, N <= 20,000) did not reach: N up to 2^30 + 20 (the last block partial with its
 centre beyond N, so the twiddle's index is reduced mod N), frequencies at K and next to it, K at the kernel's own
-limit alpha ~ 5.4 at N = 2^24 + 20, sparse vectors with all their mass in one node of the last block, the first and
+limit alpha ~ 5.4 at N = 2^21 + 20, sparse vectors with all their mass in one node of the last block, the first and
 last node (t = -1 and the partial block), denormals (5e-324) beside O(1) values, dynamic range 1e-300 .. 1, and
 alternating signs. Claim: |z~_k - z_k| <= e for every k <= K, z_k = sum_x y_x e^{-2 pi i k x / N} of the stored
 doubles. Reference: direct sums over the non-zero nodes in mpmath at 40 digits (the index k x reduced mod N exactly).
@@ -80,9 +80,9 @@ def test_dft_low_at_n_2_30(kind):
 
 @pytest.mark.parametrize("kind", ["last_node", "ends", "range", "signed", "denormal"])
 def test_dft_low_at_the_kernels_alpha_limit(kind):
-    """N = 2^24 + 20, K with alpha = 2 pi K 32 / N just below 5.4 (the Taylor remainder's largest): the bound holds
+    """N = 2^21 + 20, K with alpha = 2 pi K 32 / N just below 5.4 (the Taylor remainder's largest): the bound holds
     at k = K and its neighbours; one frequency above the kernel's alpha limit 5.5 refuses (e = inf)."""
-    N = 2 ** 24 + 20
+    N = 2 ** 21 + 20
     K = int(5.4 * N / (2 * math.pi * 32))
     _check(N, kind, K)
     y = np.zeros(N)
