@@ -1,10 +1,10 @@
 """Session 48 (gauss48): ``limits.GAUSS48_SMALL_EXP`` (the lognormal cells' small-argument exp / expm1 by
 polynomials, docs/accountant_tail.md §76) off and on, on the regime map's cause-2 cells and the n = 1e6 cells.
 
-Each run is a fresh interpreter (imports excluded, as in bench_regimes.py): one ``get_delta_bounds(eps)``, zero-out,
-the session's other switches at their defaults; prints per cell and setting the CPU seconds (``time.process_time``,
-median of ``--reps``, off and on alternating) and the bracket's ``float.hex``, or with ``--instr`` the callgrind
-instruction count of the call (bench/_instr.py, 1e9 instructions).
+Each run is a fresh interpreter (bench_g43_cells.run: imports excluded, as in bench_regimes.py): one
+``get_delta_bounds(eps)``, zero-out, the session's other switches at their defaults; prints per cell and setting the
+CPU seconds (``time.process_time``, median of ``--reps``, off and on alternating) and the bracket's ``float.hex``, or
+with ``--instr`` the callgrind instruction count of the call (bench/_instr.py, 1e9 instructions).
 
     python bench/bench_gauss48_small_exp.py [--reps 5] [--instr] [--only 0,1]
 """
@@ -12,11 +12,12 @@ instruction count of the call (bench/_instr.py, 1e9 instructions).
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import statistics
-import subprocess
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import bench_g43_cells  # noqa: E402
 
 CELLS = (
     (0.5, 10**8, 0.001),
@@ -28,42 +29,12 @@ CELLS = (
     (2.0, 10**6, 0.01),
 )
 
-_CHILD = r"""
-import json, sys, time
-sys.path.insert(0, {here!r})
-from bench_regimes import _import_engine
-_import_engine()
-from sharpdp.shuffle import GaussianRandomizer, ShuffleAccountant
-from sharpdp.shuffle.accountant import limits
-s0, n, eps = json.loads(sys.argv[1])
-limits.GAUSS48_SMALL_EXP = sys.argv[3] == "1"
-acc = ShuffleAccountant(GaussianRandomizer(s0, 1), n, "zero_out")
-reg = None
-if sys.argv[2] == "1":
-    import _instr
-    reg = _instr.Region()
-t0 = time.process_time()
-if reg is not None:
-    reg.start()
-lo, up = acc.get_delta_bounds(eps)
-if reg is not None:
-    reg.dump("call")
-t = time.process_time() - t0
-print(json.dumps([t, float(lo).hex(), float(up).hex()]))
-"""
-
 
 def run(cell, instr: bool, on: bool) -> tuple[float, str, str, float | None]:
-    here = os.path.dirname(os.path.abspath(__file__))
-    argv = [sys.executable, "-c", _CHILD.format(here=here), json.dumps(cell), "1" if instr else "0", "1" if on else "0"]
-    if not instr:
-        out = subprocess.run(argv, capture_output=True, text=True, check=True).stdout
-        return (*json.loads(out.strip().splitlines()[-1]), None)
-    sys.path.insert(0, here)
-    import _instr
-
-    counts, out = _instr.count(argv)
-    return (*json.loads(out.strip().splitlines()[-1]), counts.get("call", 0) / 1e9)
+    """One fresh process by bench_g43_cells's child (the session's cells rule, CELLS_FEW_NODES = rule 2, and the
+    switch set True where ``on``)."""
+    s0, n, eps = cell
+    return bench_g43_cells.run(("gauss", s0, None, n, eps), instr, 2, ["GAUSS48_SMALL_EXP"] if on else [])
 
 
 def main() -> None:
