@@ -154,3 +154,18 @@ def test_whole_call_on_and_off(monkeypatch):
     lo1, up1 = bracket()
     assert lo1 <= up1 and lo1 <= up0 and lo0 <= up1
     assert abs(lo1 - lo0) <= 1e-12 * lo0 and abs(up1 - up0) <= 1e-12 * up0
+
+
+def test_law_cells_follow_the_switch(monkeypatch):
+    """``LognormalLaw.cells`` calls the kernel with rule 3 where the switch is on (CELLS_FEW_NODES on), rule 1 where off;
+    the kept cells follow the switch."""
+    from sharpdp.shuffle.laws.lognormal import LognormalLaw
+
+    law = LognormalLaw(-0.8, 0.8, 1.28)
+    x0, h, K = 0.0, 2e-5, 400
+    a = _core()
+    for on, rule in ((False, 1), (True, 3), (False, 1)):
+        switch(monkeypatch, "GAUSS48_SMALL_EXP", on)
+        got = law.cells(x0, h, K)
+        want = a.lognormal_cells(law.a, law._G, law._S, law.r, law._vlo, law._vhi, law.weight, x0, h, K, rule)
+        assert all(np.array_equal(g, w) for g, w in zip(got, want)), on
