@@ -90,8 +90,8 @@ inline double sqrt2pi() { return std::sqrt(2.0 * 3.141592653589793); }
 
 // Small arguments' exp and expm1 by Taylor polynomials in Horner form (docs/accountant_tail.md §76.1, Lemma 76.1):
 // for |y| <= kSmallArg = 2^-7, exp_small(y) and expm1_small(y) lie within 4u relative of e^y and e^y - 1 (coefficients
-// fl(1/k!); degree 7 for |y| > 2^-13, degree 4 (exp) and 5 (expm1) for |y| <= 2^-13, the 2-node cells' range: each
-// truncation below 5e-19 relative), far inside the 64 ulp the cells charge per libm exponential. Taken in the narrow
+// fl(1/k!); degree 7 (exp) and 8 (expm1) for |y| > 2^-13, degree 4 and 5 for |y| <= 2^-13, the 2-node cells' range:
+// each truncation below 5e-19 relative), far inside the 64 ulp the cells charge per libm exponential. Taken in the narrow
 // cells' node loops where the law's rule has bit kRuleSmallExp (limits.GAUSS48_SMALL_EXP); any other argument
 // (|y| > 2^-7, NaN) goes to libm.
 constexpr double kSmallArg = 0x1p-7;
