@@ -5,8 +5,8 @@
   log-uniform down to subnormals, the tier boundaries 2^-13 and 2^-7 and their neighbours, +-0).
 * The kernel's cells with the rule bit on lie within their own bounds of the exact values (mpmath on the kernel's
   V-edges), as rev42's test checks for main's rule; the bit moves values (so the path runs) by far less than the bounds.
-* The switch reaches the kernel through ``cells_rule.two_node`` and a whole call's bracket moves by ~1e-15 relative at
-  most, off = session 47's floats.
+* The switch reaches the kernel through ``cells_rule.two_node`` and ``LognormalLaw.cells``; a whole call's bracket
+  (GaussianRandomizer(0.5), n = 1e8, eps = 0.01) stays within 1e-12 relative (measured: the same doubles).
 """
 
 from __future__ import annotations
