@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from _main_floats34 import switch
+from _main_floats34 import machine_same, switch
 from mpmath import mp, mpf, ncdf
 from mpmath import exp as mexp
 from mpmath import expm1 as mexpm1
@@ -141,8 +141,9 @@ def test_switch_reaches_kernel_rule(monkeypatch):
 
 
 def test_whole_call_on_and_off(monkeypatch):
-    """GaussianRandomizer(0.5), n = 1e8, eps = 0.01 (the regime map's cause-2 cell): off = session 47's bracket bit for
-    bit; on, a bracket within 1e-12 relative of it (each certified by the same proof, §76.1)."""
+    """GaussianRandomizer(0.5), n = 1e8, eps = 0.01 (the regime map's cause-2 cell): off = session 47's bracket (recorded
+    natively here; ``machine_same``); on, a bracket within 1e-12 relative of it (each certified by the same proof,
+    §76.1)."""
     from sharpdp.shuffle import GaussianRandomizer, ShuffleAccountant
 
     def bracket():
@@ -150,6 +151,7 @@ def test_whole_call_on_and_off(monkeypatch):
 
     switch(monkeypatch, "GAUSS48_SMALL_EXP", False)
     lo0, up0 = bracket()
+    assert machine_same((lo0, up0), ("0x1.a9bc688f33d17p-6", "0x1.adb5b83694710p-6"))  # (session 47's, this machine)
     switch(monkeypatch, "GAUSS48_SMALL_EXP", True)
     lo1, up1 = bracket()
     assert lo1 <= up1 and lo1 <= up0 and lo0 <= up1
