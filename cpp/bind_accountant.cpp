@@ -298,6 +298,23 @@ void register_accountant(py::module_& m) {
   m.def("lognormal_interval_prob1", &lognormal_interval_prob1, "P(z1 < Z < z2) with its error bound, one pair");
   m.def("lognormal_v", &lognormal_v, "V where a lognormal law's L = x, elementwise");
   m.def("lognormal_v1", &lognormal_v1, "V where a lognormal law's L = x, at one float");
+  // session 48, gauss48: the cells' small-argument exp / expm1 (tests: Lemma 76.1 against mpmath)
+  m.def(
+      "lognormal_small_exp",
+      [](Arr x, bool m1) {
+        Arr out(std::vector<py::ssize_t>(x.shape(), x.shape() + x.ndim()));
+        const double* px = x.data();
+        double* po = out.mutable_data();
+        const auto n = static_cast<std::size_t>(x.size());
+        for (std::size_t i = 0; i < n; ++i) {
+          if (!kernels::lognormal::small_arg(px[i]))
+            throw std::invalid_argument("lognormal_small_exp: |x| must be <= 2^-7 (kSmallArg)");
+          po[i] = m1 ? kernels::lognormal::expm1_small(px[i]) : kernels::lognormal::exp_small(px[i]);
+        }
+        return out;
+      },
+      "exp (m1 False) or expm1 (m1 True) of |x| <= 2^-7 by the cells' polynomials, elementwise "
+      "(accountant_tail.md section 76.1)");
 }
 
 }  // namespace sharpdp

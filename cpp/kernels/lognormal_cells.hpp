@@ -88,6 +88,49 @@ constexpr double kGl4W[4] = {0x1.64340f7e7b66bp-3, 0x1.4de5f840c24cap-2, 0x1.4de
 
 inline double sqrt2pi() { return std::sqrt(2.0 * 3.141592653589793); }
 
+// Small arguments' exp and expm1 by Taylor polynomials in Horner form (docs/accountant_tail.md §76.1, Lemma 76.1):
+// for |y| <= kSmallArg = 2^-7, exp_small(y) and expm1_small(y) lie within 4u relative of e^y and e^y - 1 (coefficients
+// fl(1/k!); degree 7 (exp) and 8 (expm1) for |y| > 2^-13, degree 4 and 5 for |y| <= 2^-13, the 2-node cells' range:
+// each truncation below 5e-19 relative), far inside the 64 ulp the cells charge per libm exponential. Taken in the narrow
+// cells' node loops where the law's rule has bit kRuleSmallExp (limits.GAUSS48_SMALL_EXP); any other argument
+// (|y| > 2^-7, NaN) goes to libm.
+constexpr double kSmallArg = 0x1p-7;
+constexpr double kTinyArg = 0x1p-13;
+constexpr int kRuleFewNodes = 1;  // rule bit: the narrower cells by 2, 3 or 4 nodes (§64.1)
+constexpr int kRuleSmallExp = 2;  // rule bit: exp_small / expm1_small in the narrow cells' nodes (§76.1)
+inline bool small_arg(double y) { return std::fabs(y) <= kSmallArg; }
+inline double exp_small(double y) {
+  double s;
+  if (std::fabs(y) <= kTinyArg) {
+    s = 1.0 / 24.0;
+  } else {
+    s = 1.0 / 5040.0;
+    s = 1.0 / 720.0 + y * s;
+    s = 1.0 / 120.0 + y * s;
+    s = 1.0 / 24.0 + y * s;
+  }
+  s = 1.0 / 6.0 + y * s;
+  s = 0.5 + y * s;
+  s = 1.0 + y * s;
+  return 1.0 + y * s;
+}
+inline double expm1_small(double x) {
+  double s;
+  if (std::fabs(x) <= kTinyArg) {
+    s = 1.0 / 120.0;
+  } else {
+    s = 1.0 / 40320.0;
+    s = 1.0 / 5040.0 + x * s;
+    s = 1.0 / 720.0 + x * s;
+    s = 1.0 / 120.0 + x * s;
+  }
+  s = 1.0 / 24.0 + x * s;
+  s = 1.0 / 6.0 + x * s;
+  s = 0.5 + x * s;
+  s = 1.0 + x * s;
+  return x * s;
+}
+
 // Phi(z) on the accurate side of erf/erfc (cephes' ndtr form): 0.5 + 0.5 erf(z/sqrt 2) for |z| < 1,
 // else erfc(|z|/sqrt 2)/2 (or 1 minus it for z > 0). The argument z/sqrt 2 is z * fl(1/sqrt 2): two
 // roundings, relative 2u, which costs ~z^2 u relative in the far tail (§2.3).
@@ -318,11 +361,11 @@ class Law {
       int ng = 8;
       const double* gx = kGlX;
       const double* gw = kGlW;
-      if (rule_ != 0 && kap <= kNarrow2) {
+      if ((rule_ & kRuleFewNodes) != 0 && kap <= kNarrow2) {
         ng = 2, gx = kGl2X, gw = kGl2W;
-      } else if (rule_ != 0 && kap <= kNarrow3) {
+      } else if ((rule_ & kRuleFewNodes) != 0 && kap <= kNarrow3) {
         ng = 3, gx = kGl3X, gw = kGl3W;
-      } else if (rule_ != 0 && kap <= kNarrow4) {
+      } else if ((rule_ & kRuleFewNodes) != 0 && kap <= kNarrow4) {
         ng = 4, gx = kGl4X, gw = kGl4W;
       }
       double ba[8], ea[8];
@@ -331,11 +374,18 @@ class Law {
         ba[g] = -vs * U - 0.5 * U * U;
         ea[g] = r * U;
       }
-      for (int g = 0; g < ng; ++g) ba[g] = std::exp(ba[g]);
+      if ((rule_ & kRuleSmallExp) != 0) {
+        // (§76.1: the same products and sums below, each node's exponentials by Lemma 76.1's polynomials where the
+        // argument is small)
+        for (int g = 0; g < ng; ++g) ba[g] = small_arg(ba[g]) ? exp_small(ba[g]) : std::exp(ba[g]);
+        for (int g = 0; g < ng; ++g) ea[g] = small_arg(ea[g]) ? expm1_small(ea[g]) : std::expm1(ea[g]);
+      } else {
+        for (int g = 0; g < ng; ++g) ba[g] = std::exp(ba[g]);
+        for (int g = 0; g < ng; ++g) ea[g] = std::expm1(ea[g]);
+      }
       // e^{ru} - 1 and e^{-ru} - 1 = -(e^{ru} - 1)/e^{ru} from one expm1 (ru >= 0: U >= u0 >= 0): the
       // quotient and the sum 1 + E add two roundings (2u) and E/(1 + E) is no more sensitive to E's own
       // error than E itself (relative factor 1/(1 + E) <= 1), all inside the 64 ulp charged per exponential
-      for (int g = 0; g < ng; ++g) ea[g] = std::expm1(ea[g]);
       for (int g = 0; g < ng; ++g) {
         const double base = ba[g];
         const double E = ea[g];

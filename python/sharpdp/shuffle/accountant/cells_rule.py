@@ -9,10 +9,12 @@ from sharpdp.shuffle.laws import lognormal
 
 
 def two_node() -> int:
-    """1 where ``limits.CELLS_FEW_NODES`` or ``limits.CELLS_TWO_NODE`` (the narrower cells by 2, 3 or 4 nodes, each
-    tier proven within the kernel's allowance: docs/accountant_tail.md §64.1; §62.2's unproven 2-point rule, which
-    CELLS_TWO_NODE selected in session 42, is gone), else 0 (the 8-point rule in every narrow cell)."""
-    return 1 if (limits.CELLS_FEW_NODES or limits.CELLS_TWO_NODE) else 0
+    """The kernel's rule bits: 1 where ``limits.CELLS_FEW_NODES`` or ``limits.CELLS_TWO_NODE`` (the narrower cells by
+    2, 3 or 4 nodes, each tier proven within the kernel's allowance: docs/accountant_tail.md §64.1; §62.2's unproven
+    2-point rule, which CELLS_TWO_NODE selected in session 42, is gone), else 0 (the 8-point rule in every narrow
+    cell); plus 2 where ``limits.GAUSS48_SMALL_EXP`` (the nodes' small-argument exp/expm1 by polynomials, §76.1)."""
+    few = 1 if (limits.CELLS_FEW_NODES or limits.CELLS_TWO_NODE) else 0
+    return few | (2 if limits.GAUSS48_SMALL_EXP else 0)
 
 
 def chords() -> int:

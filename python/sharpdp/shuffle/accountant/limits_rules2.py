@@ -94,3 +94,9 @@ DFT47_TAYLOR_PRUNED = True
 #: squares and its square root round to nearest: the kernel's value can be 1 ulp below the spectrum's l2 norm that
 #: fft.spectrum promises; rev47); False: the kernel's value as returned (session 46's floats)
 LEAD47_NORM_Q_UP = True
+# session 48, gauss48
+#: docs/accountant_tail.md §76.1: the lognormal cells kernel's narrow cells take each node's exp and expm1 of an argument
+#: |y| <= 2^-7 from Taylor polynomials within 4u (Lemma 76.1; libm's exp/expm1 elsewhere), inside the 64 ulp the cells
+#: charge per exponential (the cell bounds unchanged; their values move in the last bits); False: libm's exp/expm1 at
+#: every node (session 47's floats)
+GAUSS48_SMALL_EXP = False

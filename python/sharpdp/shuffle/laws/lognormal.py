@@ -54,8 +54,9 @@ def set_chords_rule(rule) -> None:
 
 
 def two_node() -> int:
-    """The cells' rule now (0: the 8-point rule in every narrow cell; 1: the narrower cells by 2, 3 or 4 nodes,
-    docs/accountant_tail.md §64.1); part of every kept cells' key."""
+    """The cells' rule bits now (0: the 8-point rule in every narrow cell and libm's exponentials; bit 1: the
+    narrower cells by 2, 3 or 4 nodes, docs/accountant_tail.md §64.1; bit 2: the nodes' small-argument exp/expm1 by
+    polynomials, §76.1); part of every kept cells' key."""
     return int(_TWO_NODE[0]())
 _EPS = float(np.finfo(float).eps)  # (looked up once: np.finfo per call costs more than the arithmetic)
 
