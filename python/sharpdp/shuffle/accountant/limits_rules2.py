@@ -94,3 +94,10 @@ DFT47_TAYLOR_PRUNED = True
 #: squares and its square root round to nearest: the kernel's value can be 1 ulp below the spectrum's l2 norm that
 #: fft.spectrum promises; rev47); False: the kernel's value as returned (session 46's floats)
 LEAD47_NORM_Q_UP = True
+# session 48, eps48
+#: docs/accountant.md §8.28: get_epsilon's phase 1 skipped where the search starts at the shape model's root, that model
+#: is all body (the single big jump's share below EPS46_START_LOOK_SHARE: §8.26.3's look shut) and n >= EPS48_BODY_N;
+#: phase 2 probes first this many xtol above the root, with the model's slope (``accountant/start_probe.body_start``).
+#: 0.0: off (session 47's search and floats)
+EPS48_BODY_START = 0.0
+EPS48_BODY_N = 10**8  # docs/accountant.md §8.28: §8.28's rule from this n on (the cells measured: n = 1e8, 1e9)
