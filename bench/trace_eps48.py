@@ -2,7 +2,7 @@
 every phase-2 probe (value / delta, CPU s), in a fresh process; ``--body C`` sets limits.EPS48_BODY_START = C (on).
 
     python bench/trace_eps48.py gauss:2 1e8 [--body 0.9]      # GaussianRandomizer(2, 1)
-    python bench/trace_eps48.py bmg:0.0389:0.529 1e8
+    python bench/trace_eps48.py bmg:0.0389:0.529 1e8 [--delta 1e-9]
 """
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ def main() -> None:
         limits.EPS48_BODY_START = float(sys.argv[sys.argv.index("--body") + 1])
     rnd = GaussianRandomizer(float(ps[0]), 1) if kind == "gauss" else BlanketMixedGaussian(float(ps[0]), float(ps[1]), 1)
     acc = ShuffleAccountant(rnd, n)
-    delta = 1e-6
+    delta = float(sys.argv[sys.argv.index("--delta") + 1]) if "--delta" in sys.argv else 1e-6
     orig_rep, orig_probe = A.ShuffleAccountant._report, S.probe
 
     def rep(self, eps, rel_tol, *a, **k):
