@@ -42,9 +42,10 @@ def _share(pairs, n):
     return j / (body + j)
 
 
-def test_switch_off_and_listed():
-    """Off by default (it moves answers within the xtol contract); SESSION47 holds session 47's value (0)."""
-    assert limits.EPS48_BODY_START == 0.0 and SESSION47["EPS48_BODY_START"] == 0.0
+def test_switch_on_and_listed():
+    """On (0.9) by default (§8.28.5: the test files that reach it run with it on); SESSION47 holds session 47's value
+    (0: off)."""
+    assert limits.EPS48_BODY_START == ON and SESSION47["EPS48_BODY_START"] == 0.0
     assert limits.EPS48_BODY_N == 10**8
 
 
@@ -52,6 +53,7 @@ def test_gate(monkeypatch):
     n = 10**8
     laws_at, (x0, k0) = _start(GaussianRandomizer(2.0, 1), n)
     assert _share(laws_at(x0), n) < 1e-12  # (~1e-16: the model all body)
+    switch(monkeypatch, "EPS48_BODY_START", 0.0)
     assert body_start(laws_at, n, x0, k0, 0.0, 60.0, XTOL) == (x0, False)  # (off)
     switch(monkeypatch, "EPS48_BODY_START", ON)
     x, on = body_start(laws_at, n, x0, k0, 0.0, 60.0, XTOL)
@@ -99,6 +101,7 @@ def test_get_epsilon_two_probes_certified(monkeypatch):
     the answer certified by fresh accountants and within xtol of the switch-off answer."""
     rnd, n = GaussianRandomizer(4.6, 1), 10**8
     calls = _counted(monkeypatch)
+    switch(monkeypatch, "EPS48_BODY_START", 0.0)
     off = ShuffleAccountant(rnd, n).get_epsilon(DELTA)
     off_calls = dict(calls)
     calls.update(up=0, loose=0, probe=0)
@@ -112,6 +115,7 @@ def test_get_epsilon_two_probes_certified(monkeypatch):
 def test_bmg_same_float(monkeypatch):
     """BMG(0.0389, 0.529), n = 1e8 (a single-big-jump share: §8.26.3's look): the gate is shut, the same float."""
     rnd, n = BlanketMixedGaussian(0.0389, 0.529, 1), 10**8
+    switch(monkeypatch, "EPS48_BODY_START", 0.0)
     off = ShuffleAccountant(rnd, n).get_epsilon(DELTA)
     switch(monkeypatch, "EPS48_BODY_START", ON)
     assert ShuffleAccountant(rnd, n).get_epsilon(DELTA) == off
