@@ -276,6 +276,7 @@ def session46_floats(monkeypatch) -> None:
 #: every session-48 switch at its session-47 value
 SESSION47: dict = {
     "GAUSS48_SMALL_EXP": False,  # gauss48
+    "EPS48_BODY_START": 0.0,  # eps48
 }
 
 

@@ -100,3 +100,11 @@ LEAD47_NORM_Q_UP = True
 #: charge per exponential (the cell bounds unchanged; their values move in the last bits); False: libm's exp/expm1 at
 #: every node (session 47's floats)
 GAUSS48_SMALL_EXP = False
+# session 48, eps48
+#: docs/accountant.md §8.28: get_epsilon's phase 1 skipped where the search starts at the shape model's root, that model
+#: is all body (the single big jump's share below EPS46_START_LOOK_SHARE: §8.26.3's look shut) and n >= EPS48_BODY_N;
+#: phase 2 probes first this many xtol above the root, with the model's slope (``accountant/start_probe.body_start``).
+#: 0.0: off (session 47's search and floats); 0.9 measured, on (the 88 test files that reach get_epsilon at n >= 1e8 run
+#: with it on: §8.28.5)
+EPS48_BODY_START = 0.9
+EPS48_BODY_N = 10**8  # docs/accountant.md §8.28: §8.28's rule from this n on (the cells measured: n = 1e8, 1e9)

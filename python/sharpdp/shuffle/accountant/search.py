@@ -32,7 +32,7 @@ from sharpdp.shuffle.accountant.phase1_step import phase1_h_ratio, two_atoms
 from sharpdp.shuffle.accountant.probe import probe
 from sharpdp.shuffle.accountant.search_choices import look_rel, tie_lead
 from sharpdp.shuffle.accountant.shape_start import shape_start
-from sharpdp.shuffle.accountant.start_probe import start_look, start_probe
+from sharpdp.shuffle.accountant.start_probe import body_start, start_look, start_probe
 from sharpdp.shuffle.accountant.secant import decreasing_root, geometric_end, sharpened_root, shrink, upward_end  # noqa: F401
 from sharpdp.shuffle.accountant.walk_model import shape_root, shape_step
 from sharpdp.shuffle.accountant.zero_end import AtZero, ZeroEnd
@@ -370,15 +370,15 @@ def search_epsilon(acc: _Evaluator, delta: float, xtol: float, cap0: float | Non
     zero = ZeroEnd(acc, delta, known_above_0 or low0(0.0) > delta)  # (the answer 0 decided first: §8.10, §8.21)
     r1: float | None
     k1: float | None
-    skip = look0 = False
     if exact2:
-        lo1, hi1, r1, k1 = j_lo, c_hi, min(max(g, j_lo), c_hi), None
+        lo1, hi1, r1, k1, skip, look0 = j_lo, c_hi, min(max(g, j_lo), c_hi), None, False, False
     else:
         # (from the guess, its model's slope replaces the probe 2 % aside for a first slope: docs/accountant.md §8)
         k0 = (k_j or _guess_slope(acc, g)) if x0 == g and not two else None
         sh = shape_start(laws_at, acc.n, delta, j_lo, c_hi, g) if k_j is None and not two else None  # (§8.24.1)
         x0, k0 = sh if sh is not None else (x0, k0)
         skip = (k_j is not None and x0 == g or sh is not None) and start_probe(laws_at, acc.n, x0, k0, j_lo, c_hi)  # (§8.25)
+        x0, skip = (x0, skip) if skip or sh is None else body_start(laws_at, acc.n, x0, k0, j_lo, c_hi, xtol)  # (§8.28)
         look0 = sh is not None and not skip and start_look(laws_at, acc.n, x0, k0, j_lo, c_hi, last_led)  # (§8.26.3)
         try:  # (a point near eps = 0: get_delta(0) first, docs/accountant.md §8.10)
             lo1, hi1, r1, k1 = (j_lo, c_hi, x0, k0) if skip or look0 else _root(zero.wrap(lambda e: up(e, True)), delta, j_lo, c_hi, max(xtol, 1e-2), x0=x0,

@@ -12,6 +12,10 @@ above is shut, phase 1's upper-only values of a far-tail law (the body's Chernof
 carried the search 14-35 % away from a start 0.1-8 % from the answer, and loose looks walked back (§8.8). With
 ``limits.EPS46_START_LOOK`` phase 1 is skipped there too, and phase 2's look (§8.4) is taken at the start's root.
 
+With ``limits.EPS48_BODY_START`` (:func:`body_start`, docs/accountant.md §8.28): at n >= ``limits.EPS48_BODY_N`` where the
+start is the shape model's root and that model is all body (the single big jump's share below §8.26.3's gate), phase 1
+is skipped too and phase 2 probes a point ``EPS48_BODY_START`` xtol above the root first, with the model's slope (no look).
+
 A choice of points only: the model root and the spread are estimates, never bounds; phase 2's bracket ends are its
 probes' own certified values (docs/accountant.md §8, step 5).
 """
@@ -80,4 +84,28 @@ def start_look(laws_at: Callable[[float], Any], n: int, x0: float, k: float | No
     return True
 
 
-__all__ = ["start_look", "start_probe"]
+def body_start(laws_at: Callable[[float], Any], n: int, x0: float, k: float | None, lo: float, hi: float,
+               xtol: float) -> tuple[float, bool]:
+    """(x, True): phase 2's first point x where phase 1 is skipped at an all-body shape start (docs/accountant.md
+    §8.28), or (``x0``, False) where the rule is shut. Open where ``limits.EPS48_BODY_START`` = c > 0, n >=
+    ``limits.EPS48_BODY_N``, ``k`` given and < 0, ``x0`` (the shape model's root) at most ``limits.EPS_CAP``, the laws
+    at ``x0`` not all atom laws, the single big jump's share of the shape model at ``x0`` below
+    ``limits.EPS46_START_LOOK_SHARE`` (where :func:`start_look` is shut), and x = x0 (1 + c xtol) strictly inside the
+    frame (``lo``, ``hi``). An estimate's choice only."""
+    c = float(limits.EPS48_BODY_START)
+    if not c > 0.0 or n < int(limits.EPS48_BODY_N) or k is None or not (k < 0.0 and 0.0 < x0 <= limits.EPS_CAP):
+        return x0, False
+    x = x0 * (1.0 + c * xtol)
+    if not lo < x < hi:
+        return x0, False
+    try:
+        pairs = laws_at(x0)
+        if all(law.atoms() is not None for _, law in pairs):
+            return x0, False
+        m, jump = shape(pairs, n), jump_value(pairs, n)[0]
+    except (ValueError, ArithmeticError, NotImplementedError):
+        return x0, False
+    return (x, True) if m > 0.0 and jump < float(limits.EPS46_START_LOOK_SHARE) * m else (x0, False)
+
+
+__all__ = ["body_start", "start_look", "start_probe"]
