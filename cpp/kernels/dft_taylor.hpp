@@ -32,6 +32,7 @@
 #include <limits>
 #include <complex>
 #include <cstdint>
+#include <numeric>
 #include <vector>
 
 namespace sharpdp {
@@ -40,6 +41,7 @@ namespace dft_taylor {
 
 constexpr double kUt = 1.1102230246251565e-16;  // 2^-53
 constexpr int kB = 64, kH = 32, kP = 10;
+constexpr int kC = 8;  // frequencies per chunk (one parallel task; a choice of speed only)
 
 // z[0..K] and the returned bound e: |z~_k - z_k| <= e for every k <= K (complex modulus). y: N doubles. Sum: the
 // caller's Sum2 accumulator (add(x), get(): Ogita, Rump & Oishi's Sum2, accountant.cpp's); par(nb, body): the caller's
@@ -68,7 +70,7 @@ double dft_blocks(const double* y, std::int64_t N, std::int64_t K, std::complex<
         tp *= t;  // exact (p <= 9: |d|^p <= 2^45 scaled by a power of 2)
       }
     }
-    cb.push_back(c);
+    cb.push_back(c % N);  // (reduced once: the twiddles use c_b mod N)
     for (int p = 0; p < kP; ++p) mom.push_back(m[p].get());
   }
   const double Y = ysum * (1.0 + static_cast<double>(N) * kUt * 1.01) + 1e-300;  // >= sum |y| (plain sum of N terms)
@@ -77,14 +79,38 @@ double dft_blocks(const double* y, std::int64_t N, std::int64_t K, std::complex<
   const double g2 = std::pow(2.0 * nbd * kUt / (1.0 - 2.0 * nbd * kUt), 2);  // gamma_{2 nb}^2
   std::vector<double> errk(static_cast<std::size_t>(K + 1), 0.0);
   const double Nd = static_cast<double>(N);
-  const std::size_t nchunk = static_cast<std::size_t>((K + 1 + 7) / 8);
+  // The blocks' twiddles from a table of the angles that occur (docs/accountant_tail.md §75.1; the same doubles):
+  // every reduced index m is a multiple of g = gcd(kH, N) (kH | c_b and g | N), so where the frequencies' blocks need
+  // more than twice the N / (2g) + 1 angles, they are tabulated once, each entry the direct expression of its m.
+  const std::int64_t g = std::gcd(static_cast<std::int64_t>(kH), N);  // a power of 2
+  int gsh = 0;
+  while ((std::int64_t{1} << gsh) < g) ++gsh;
+  const std::int64_t ntab = N / (2 * g) + 1;
+  std::vector<double> tab;  // tab[2j] = cos, tab[2j + 1] = sin of 2 pi ((g j) / N); empty: each twiddle directly
+  if (static_cast<double>(K + 1) * nbd > 2.0 * static_cast<double>(ntab)) {
+    tab.resize(2 * static_cast<std::size_t>(ntab));
+    const std::size_t ntb = static_cast<std::size_t>((ntab + 4095) / 4096);
+    par(ntb, [&](std::size_t tb) {
+      const std::int64_t j0 = static_cast<std::int64_t>(tb) * 4096, j1 = std::min<std::int64_t>(ntab, j0 + 4096);
+      for (std::int64_t j = j0; j < j1; ++j) {
+        const double ang = 2.0 * M_PI * (static_cast<double>(g * j) / Nd);
+        tab[2 * static_cast<std::size_t>(j)] = std::cos(ang);
+        tab[2 * static_cast<std::size_t>(j) + 1] = std::sin(ang);
+      }
+    });
+  }
+  const std::size_t nchunk = static_cast<std::size_t>((K + 1 + kC - 1) / kC);
   par(nchunk, [&](std::size_t ch) {
-    const std::int64_t k0 = static_cast<std::int64_t>(ch) * 8, k1 = std::min<std::int64_t>(K + 1, k0 + 8);
-    for (std::int64_t k = k0; k < k1; ++k) {
+    // kC consecutive frequencies per chunk, swept together over the blocks (each frequency's sums in block order, as
+    // one at a time: the same doubles; one division per block for the reduced indices, then a step of c_b per k)
+    const std::int64_t k0 = static_cast<std::int64_t>(ch) * kC, k1 = std::min<std::int64_t>(K + 1, k0 + kC);
+    double w[kC][kP], F[kC];
+    int nk = 0;  // the chunk's frequencies with a < (P + 1) / 2, a prefix (a grows with k)
+    for (std::int64_t k = k0; k < k1; ++k, ++nk) {
       const double al = (2.0 * M_PI) * (static_cast<double>(k * kH) / Nd);
-      double w[kP];
-      w[0] = 1.0;
-      for (int p = 1; p < kP; ++p) w[p] = (w[p - 1] * al) / static_cast<double>(p);
+      double* wk = w[nk];
+      wk[0] = 1.0;
+      for (int p = 1; p < kP; ++p) wk[p] = (wk[p - 1] * al) / static_cast<double>(p);
       // F (in the header's notation), every term a positive double, with a 1.01 margin
       const double a = std::fabs(al) * (1.0 + 8.0 * kUt);  // >= the exact alpha (al within 3.01 u)
       const double ea = std::exp(a) * (1.0 + 4.0 * kUt);
@@ -95,40 +121,59 @@ double dft_blocks(const double* y, std::int64_t N, std::int64_t K, std::complex<
       }
       double trunc = 1.0;
       for (int p = 1; p <= kP; ++p) trunc = trunc * a / p;
-      if (!(a < 0.5 * (kP + 1))) return;  // (not reached at the callers' frequencies; flagged by errk = inf below)
+      if (!(a < 0.5 * (kP + 1))) break;  // (not reached at the callers' frequencies; flagged by errk = inf below)
       trunc = trunc / (1.0 - a / (kP + 1)) * 1.01;
-      const double F = 1.01 * (2.001 * 1.0001 * kUt * ea + kUt * sw * 1.001 + 4.01 * kUt * 1.01 * (ea - 1.0) +
-                               kUt * ea * 1.01 + trunc);
-      Sum re, im;
-      double G = 0.0;
-      for (std::size_t b = 0; b < nb; ++b) {
-        const double* M = &mom[b * kP];
-        const double T1 = w[1] * M[1], T2 = w[2] * M[2], T3 = w[3] * M[3], T4 = w[4] * M[4], T5 = w[5] * M[5];
-        const double T6 = w[6] * M[6], T7 = w[7] * M[7], T8 = w[8] * M[8], T9 = w[9] * M[9];
+      F[nk] = 1.01 * (2.001 * 1.0001 * kUt * ea + kUt * sw * 1.001 + 4.01 * kUt * 1.01 * (ea - 1.0) +
+                      kUt * ea * 1.01 + trunc);
+    }
+    for (std::int64_t k = k0 + nk; k < k1; ++k) z[k] = {std::nan(""), std::nan("")};  // (e = inf: not read)
+    if (nk == 0) return;
+    Sum re[kC], im[kC];
+    double G[kC] = {};
+    for (std::size_t b = 0; b < nb; ++b) {
+      const double* M = &mom[b * kP];
+      const std::int64_t c = cb[b];
+      std::int64_t mk = c * k0 % N;  // c_b k mod N at k = k0 (c_b, k < N <= 2^31: no overflow)
+      for (int j = 0; j < nk; ++j) {
+        const double* wk = w[j];
+        const double T1 = wk[1] * M[1], T2 = wk[2] * M[2], T3 = wk[3] * M[3], T4 = wk[4] * M[4], T5 = wk[5] * M[5];
+        const double T6 = wk[6] * M[6], T7 = wk[7] * M[7], T8 = wk[8] * M[8], T9 = wk[9] * M[9];
         const double sr = M[0] + (((T8 - T6) + T4) - T2);
         const double si = -((((T9 - T7) + T5) - T3) + T1);
-        G += std::fabs(sr) + std::fabs(si);
+        G[j] += std::fabs(sr) + std::fabs(si);
         // twiddle of theta = 2 pi k c_b / N: e^{-i theta} = cos - i sin
-        std::int64_t m = (cb[b] % N) * k % N;  // (c_b, k < N <= 2^31: no overflow)
+        std::int64_t m = mk;
+        mk += c;  // the next frequency's index
+        if (mk >= N) mk -= N;
         double sg = 1.0;  // sin theta = sg sin(2 pi (m' / N)), m' the reduced index
         if (2 * m > N) {
           m = N - m;
           sg = -1.0;
         }
-        const double ang = 2.0 * M_PI * (static_cast<double>(m) / Nd);
-        const double cs = std::cos(ang), sn = sg * std::sin(ang);
+        double cs, sn;
+        if (!tab.empty()) {
+          const std::size_t jt = static_cast<std::size_t>(m >> gsh);  // m / g
+          cs = tab[2 * jt];
+          sn = sg * tab[2 * jt + 1];
+        } else {
+          const double ang = 2.0 * M_PI * (static_cast<double>(m) / Nd);
+          cs = std::cos(ang);
+          sn = sg * std::sin(ang);
+        }
         // (cs - i sn)(sr + i si) = cs sr + sn si + i (cs si - sn sr)
-        re.add(cs * sr);
-        re.add(sn * si);
-        im.add(cs * si);
-        im.add(-(sn * sr));
+        re[j].add(cs * sr);
+        re[j].add(sn * si);
+        im[j].add(cs * si);
+        im[j].add(-(sn * sr));
       }
-      const double zr = re.get(), zi = im.get();
-      z[k] = {zr, zi};
-      const double Gu = G * (1.0 + 1.01 * nbd * kUt);
-      const double base = (15.0 * kUt * (1.0 + 14.0 * kUt) + g2 * 1.01) * Gu + F * Y;
+    }
+    for (int j = 0; j < nk; ++j) {
+      const double zr = re[j].get(), zi = im[j].get();
+      z[k0 + j] = {zr, zi};
+      const double Gu = G[j] * (1.0 + 1.01 * nbd * kUt);
+      const double base = (15.0 * kUt * (1.0 + 14.0 * kUt) + g2 * 1.01) * Gu + F[j] * Y;
       const double er = base + kUt * std::fabs(zr), ei = base + kUt * std::fabs(zi);
-      errk[static_cast<std::size_t>(k)] = std::sqrt(er * er + ei * ei) * 1.01;
+      errk[static_cast<std::size_t>(k0 + j)] = std::sqrt(er * er + ei * ei) * 1.01;
     }
   });
   double e = 0.0;
