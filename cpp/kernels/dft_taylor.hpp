@@ -32,6 +32,7 @@
 #include <limits>
 #include <complex>
 #include <cstdint>
+#include <cstring>
 #include <numeric>
 #include <vector>
 
@@ -42,6 +43,9 @@ namespace dft_taylor {
 constexpr double kUt = 1.1102230246251565e-16;  // 2^-53
 constexpr int kB = 64, kH = 32, kP = 10;
 constexpr int kC = 8;  // frequencies per chunk (one parallel task; a choice of speed only)
+constexpr int kL = 2;  // doubles per vector (SSE2's, the baseline x86-64 build's width)
+constexpr int kPv = (kP + kL - 1) / kL * kL;  // kP rounded up to whole vectors
+typedef double VL __attribute__((vector_size(8 * kL)));  // GCC / Clang vector: IEEE operations lane by lane
 
 // z[0..K] and the returned bound e: |z~_k - z_k| <= e for every k <= K (complex modulus). y: N doubles. Sum: the
 // caller's Sum2 accumulator (add(x), get(): Ogita, Rump & Oishi's Sum2, accountant.cpp's); par(nb, body): the caller's
@@ -52,26 +56,48 @@ double dft_blocks(const double* y, std::int64_t N, std::int64_t K, std::complex<
   std::vector<std::int64_t> cb;
   std::vector<double> mom;  // kP per block
   double ysum = 0;
+  // t^p for t = d / H, d = x - c_b in [-H, H): exact (p <= 9: |d|^p <= 2^45 scaled by a power of 2), so tabulated once
+  // (padded with zeros to kPv lanes)
+  alignas(16) double tpw[kB][kPv] = {};
+  for (int d = -kH; d < kH; ++d) {
+    const double t = static_cast<double>(d) / static_cast<double>(kH);  // exact
+    double tp = 1.0;
+    for (int p = 0; p < kP; ++p) {
+      tpw[d + kH][p] = tp;
+      tp *= t;
+    }
+  }
   const std::int64_t nbl = (N + kB - 1) / kB;
   for (std::int64_t b = 0; b < nbl; ++b) {
     const std::int64_t x0 = b * kB, x1 = std::min<std::int64_t>(N, x0 + kB), c = x0 + kH;
-    bool any = false;
-    for (std::int64_t x = x0; x < x1; ++x) any = any || y[x] != 0.0;
-    if (!any) continue;
-    Sum m[kP];
+    std::uint64_t any = 0;  // the OR of the block's bits, sign bits shifted out: 0 iff every y[x] == 0.0 (vectorised)
+    for (std::int64_t x = x0; x < x1; ++x) {
+      std::uint64_t bits;
+      std::memcpy(&bits, y + x, sizeof bits);
+      any |= bits << 1;
+    }
+    if (any == 0) continue;
+    // the kP moments' Sum2 accumulators (Sum's add: Ogita, Rump & Oishi's Sum2) in the lanes of kL-double vectors: each
+    // lane's operations and their order are one Sum's (IEEE lane by lane, nothing fused: the same doubles)
+    VL ms[kPv / kL] = {}, mc[kPv / kL] = {};
     for (std::int64_t x = x0; x < x1; ++x) {
       const double yx = y[x];
       if (yx == 0.0) continue;
       ysum += std::fabs(yx);
-      const double t = static_cast<double>(x - c) / static_cast<double>(kH);  // exact
-      double tp = 1.0;
-      for (int p = 0; p < kP; ++p) {
-        m[p].add(yx * tp);
-        tp *= t;  // exact (p <= 9: |d|^p <= 2^45 scaled by a power of 2)
+      const double* tp = tpw[x - c + kH];
+      const VL yv = VL{} + yx;
+      for (int q = 0; q < kPv / kL; ++q) {
+        VL tq;
+        std::memcpy(&tq, tp + kL * q, sizeof tq);
+        const VL v = yv * tq;
+        const VL t = ms[q] + v;
+        const VL zz = t - ms[q];
+        mc[q] += (ms[q] - (t - zz)) + (v - zz);
+        ms[q] = t;
       }
     }
     cb.push_back(c % N);  // (reduced once: the twiddles use c_b mod N)
-    for (int p = 0; p < kP; ++p) mom.push_back(m[p].get());
+    for (int p = 0; p < kP; ++p) mom.push_back(ms[p / kL][p % kL] + mc[p / kL][p % kL]);
   }
   const double Y = ysum * (1.0 + static_cast<double>(N) * kUt * 1.01) + 1e-300;  // >= sum |y| (plain sum of N terms)
   const std::size_t nb = cb.size();
