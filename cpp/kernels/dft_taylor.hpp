@@ -46,6 +46,7 @@ constexpr int kC = 8;  // frequencies per chunk (one parallel task; a choice of 
 constexpr int kL = 2;  // doubles per vector (SSE2's, the baseline x86-64 build's width)
 constexpr int kPv = (kP + kL - 1) / kL * kL;  // kP rounded up to whole vectors
 typedef double VL __attribute__((vector_size(8 * kL)));  // GCC / Clang vector: IEEE operations lane by lane
+typedef long long VI __attribute__((vector_size(8 * kL)));  // its bits
 
 // z[0..K] and the returned bound e: |z~_k - z_k| <= e for every k <= K (complex modulus). y: N doubles. Sum: the
 // caller's Sum2 accumulator (add(x), get(): Ogita, Rump & Oishi's Sum2, accountant.cpp's); par(nb, body): the caller's
@@ -154,19 +155,33 @@ double dft_blocks(const double* y, std::int64_t N, std::int64_t K, std::complex<
     }
     for (std::int64_t k = k0 + nk; k < k1; ++k) z[k] = {std::nan(""), std::nan("")};  // (e = inf: not read)
     if (nk == 0) return;
-    Sum re[kC], im[kC];
-    double G[kC] = {};
+    // The chunk's kC frequencies in the lanes of kC / kL vectors: lane j's operations and their order are frequency
+    // k0 + j's own (products, the short sums, fabs, Sum2's add: IEEE lane by lane, nothing fused), so the same doubles
+    // as one frequency at a time; lanes past nk compute with w = 0 and are not read.
+    constexpr int nq = kC / kL;
+    VL wv[kP][nq] = {}, Gv[nq] = {}, rs[nq] = {}, rc[nq] = {}, is[nq] = {}, ic[nq] = {};
+    for (int j = 0; j < nk; ++j)
+      for (int p = 0; p < kP; ++p) wv[p][j / kL][j % kL] = w[j][p];
+    const auto add2 = [](VL& sv, VL& cv, const VL x) {  // Sum2's add (accountant.cpp's Sum2), lane by lane
+      const VL t = sv + x;
+      const VL zz = t - sv;
+      cv += (sv - (t - zz)) + (x - zz);
+      sv = t;
+    };
+    const auto absv = [](const VL x) {  // fabs lane by lane (the sign bit cleared)
+      VI bits;
+      std::memcpy(&bits, &x, sizeof bits);
+      bits &= VI{} + 0x7fffffffffffffffLL;
+      VL r;
+      std::memcpy(&r, &bits, sizeof r);
+      return r;
+    };
+    alignas(16) double csj[kC], snj[kC];
     for (std::size_t b = 0; b < nb; ++b) {
       const double* M = &mom[b * kP];
       const std::int64_t c = cb[b];
       std::int64_t mk = c * k0 % N;  // c_b k mod N at k = k0 (c_b, k < N <= 2^31: no overflow)
       for (int j = 0; j < nk; ++j) {
-        const double* wk = w[j];
-        const double T1 = wk[1] * M[1], T2 = wk[2] * M[2], T3 = wk[3] * M[3], T4 = wk[4] * M[4], T5 = wk[5] * M[5];
-        const double T6 = wk[6] * M[6], T7 = wk[7] * M[7], T8 = wk[8] * M[8], T9 = wk[9] * M[9];
-        const double sr = M[0] + (((T8 - T6) + T4) - T2);
-        const double si = -((((T9 - T7) + T5) - T3) + T1);
-        G[j] += std::fabs(sr) + std::fabs(si);
         // twiddle of theta = 2 pi k c_b / N: e^{-i theta} = cos - i sin
         std::int64_t m = mk;
         mk += c;  // the next frequency's index
@@ -176,27 +191,39 @@ double dft_blocks(const double* y, std::int64_t N, std::int64_t K, std::complex<
           m = N - m;
           sg = -1.0;
         }
-        double cs, sn;
         if (!tab.empty()) {
           const std::size_t jt = static_cast<std::size_t>(m >> gsh);  // m / g
-          cs = tab[2 * jt];
-          sn = sg * tab[2 * jt + 1];
+          csj[j] = tab[2 * jt];
+          snj[j] = sg * tab[2 * jt + 1];
         } else {
           const double ang = 2.0 * M_PI * (static_cast<double>(m) / Nd);
-          cs = std::cos(ang);
-          sn = sg * std::sin(ang);
+          csj[j] = std::cos(ang);
+          snj[j] = sg * std::sin(ang);
         }
+      }
+      for (int j = nk; j < kC; ++j) csj[j] = snj[j] = 0.0;
+      for (int q = 0; q < nq; ++q) {
+        const VL T1 = wv[1][q] * M[1], T2 = wv[2][q] * M[2], T3 = wv[3][q] * M[3], T4 = wv[4][q] * M[4];
+        const VL T5 = wv[5][q] * M[5], T6 = wv[6][q] * M[6], T7 = wv[7][q] * M[7], T8 = wv[8][q] * M[8];
+        const VL T9 = wv[9][q] * M[9];
+        const VL sr = M[0] + (((T8 - T6) + T4) - T2);
+        const VL si = -((((T9 - T7) + T5) - T3) + T1);
+        Gv[q] += absv(sr) + absv(si);
+        VL cs, sn;
+        std::memcpy(&cs, csj + kL * q, sizeof cs);
+        std::memcpy(&sn, snj + kL * q, sizeof sn);
         // (cs - i sn)(sr + i si) = cs sr + sn si + i (cs si - sn sr)
-        re[j].add(cs * sr);
-        re[j].add(sn * si);
-        im[j].add(cs * si);
-        im[j].add(-(sn * sr));
+        add2(rs[q], rc[q], cs * sr);
+        add2(rs[q], rc[q], sn * si);
+        add2(is[q], ic[q], cs * si);
+        add2(is[q], ic[q], -(sn * sr));
       }
     }
     for (int j = 0; j < nk; ++j) {
-      const double zr = re[j].get(), zi = im[j].get();
+      const int q = j / kL, l = j % kL;
+      const double zr = rs[q][l] + rc[q][l], zi = is[q][l] + ic[q][l];  // Sum2's get()
       z[k0 + j] = {zr, zi};
-      const double Gu = G[j] * (1.0 + 1.01 * nbd * kUt);
+      const double Gu = Gv[q][l] * (1.0 + 1.01 * nbd * kUt);
       const double base = (15.0 * kUt * (1.0 + 14.0 * kUt) + g2 * 1.01) * Gu + F[j] * Y;
       const double er = base + kUt * std::fabs(zr), ei = base + kUt * std::fabs(zi);
       errk[static_cast<std::size_t>(k0 + j)] = std::sqrt(er * er + ei * ei) * 1.01;
