@@ -25,6 +25,11 @@
 //    (accumulated, rounded up).
 // The bound returned: the largest over k of sqrt(err_re^2 + err_im^2) (1.01) + 1e-300 (every underflow: at most
 // 4 (nnz + nb P) products, each within 2^-1074).
+// Session 48 (docs/accountant_tail.md §75; the same doubles as session 47's one-operation-at-a-time code, so the
+// bound above is unchanged): the twiddles from a table of the angles that occur (multiples of gcd(H, N)), each entry
+// the direct expression; the frequencies swept kC at a time over the blocks (one division per block and chunk); the
+// moments' and the frequencies' Sum2 accumulators, products and short sums in SIMD lanes (GCC / Clang vector types:
+// IEEE operations lane by lane, -ffp-contract=off: nothing fused), each lane one accumulator's operations in order.
 #pragma once
 
 #include <algorithm>
