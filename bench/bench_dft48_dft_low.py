@@ -5,7 +5,8 @@ Usage: ``python bench/bench_dft48_dft_low.py [--core PATH] [--cells 2,3,4,5] [--
 build of ``sharpdp._core`` (for instance main's) before sharpdp is imported, so two builds can be compared on the same
 inputs in fresh processes. Prints, per captured call, N, K, the non-zero nodes, the fastest and the median CPU time of
 ``repeats`` calls (``time.process_time``: all threads) and the returned bound and z~_K as float.hex (the same bits
-expected from every build)."""
+expected from every build). ``--dump DIR`` also writes the inputs for the C++ harness
+bench/dft48_dft_low_harness.cpp, whose instruction counts (callgrind) are the repeatable figures of §75.3."""
 
 from __future__ import annotations
 
@@ -20,6 +21,8 @@ def main() -> None:
     ap.add_argument("--core", default=None, help="path of a _core extension to use instead of the installed one")
     ap.add_argument("--cells", default="2,3,4,5")
     ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--dump", default=None, help="directory: write each captured call as y_CELL_I.bin (int64 N, K, "
+                    "then N doubles) for bench/dft48_dft_low_harness.cpp")
     a = ap.parse_args()
     if a.core:
         spec = importlib.util.spec_from_file_location("sharpdp._core", a.core)
@@ -55,7 +58,11 @@ def main() -> None:
             ShuffleAccountant(mk(), n, "zero_out").get_delta_bounds(eps)
         finally:
             fft.kernels = orig
-        for y, K in calls:
+        for i, (y, K) in enumerate(calls):
+            if a.dump:
+                with open(f"{a.dump}/y_{c}_{i}.bin", "wb") as fh:
+                    np.array([y.size, K], dtype=np.int64).tofile(fh)
+                    np.ascontiguousarray(y, dtype=np.float64).tofile(fh)
             ts = []
             for _ in range(a.repeats):
                 t0 = time.process_time()
