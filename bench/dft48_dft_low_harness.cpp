@@ -1,7 +1,7 @@
 // One call of Lemma 72.1's DFT by blocks (cpp/kernels/dft_taylor.hpp, serial) on an input written by
 // bench/bench_dft48_dft_low.py --dump; prints e and z~_0..z~_K as hex floats (compare builds with md5sum). The
 // instruction counts of docs/accountant_tail.md §75.3:
-//   g++ -O3 -ffp-contract=off -std=c++17 -DHDR='"cpp/kernels/dft_taylor.hpp"' bench/dft48_dft_low_harness.cpp -o h
+//   g++ -O3 -ffp-contract=off -std=c++17 -I. -DHDR='"cpp/kernels/dft_taylor.hpp"' bench/dft48_dft_low_harness.cpp -o h
 //   valgrind --tool=callgrind --toggle-collect='run_dft*' ./h /tmp/y_4_0.bin
 // (HDR: any version of the header, e.g. `git show REV:cpp/kernels/dft_taylor.hpp > old.hpp`).
 #include HDR
