@@ -86,9 +86,9 @@ def _y(N: int, dens: float, seed: int, gaps: bool = True) -> np.ndarray:
 
 def _uses_table(N: int, K: int, y: np.ndarray) -> bool:
     """The kernel's choice (docs/accountant_tail.md §75.1): the table where the frequencies' blocks need more than
-    twice its N / (2g) + 1 angles, g = gcd(32, N)."""
+    its N / (2g) + 1 angles, g = gcd(32, N)."""
     nb = sum(1 for b in range(-(-N // 64)) if np.any(y[64 * b:64 * b + 64] != 0.0))
-    return (K + 1) * nb > 2 * (N // (2 * math.gcd(32, N)) + 1)
+    return (K + 1) * nb > N // (2 * math.gcd(32, N)) + 1
 
 
 # N with g = gcd(32, N) = 1, 2, 4, 8, 16, 32 (the table's stride), partial last blocks, K with and without the table
@@ -115,13 +115,13 @@ def test_the_cases_cover_both_paths():
 
 @pytest.mark.parametrize("N", [2**16, 3 * 2**14, 2**16 + 2, 99_999, 100_000])
 def test_table_against_direct_twiddles_at_larger_n(N):
-    """z~_k at a small K (every twiddle direct: (K + 1) nb below twice the table) equals z~_k at a large K (the table)
+    """z~_k at a small K (every twiddle direct: (K + 1) nb at most the table's size) equals z~_k at a large K (the table)
     bit for bit, k <= the small K: each frequency's sums do not depend on K."""
     y = _y(N, 0.05, N)
     y[N // 2:N // 2 + 3000] = np.random.default_rng(1).random(3000)  # a dense stretch
     nb = sum(1 for b in range(-(-N // 64)) if np.any(y[64 * b:64 * b + 64] != 0.0))
     ntab = N // (2 * math.gcd(32, N)) + 1
-    Ks = (2 * ntab) // nb - 1
+    Ks = ntab // nb - 1
     Kb = min(N // 2, int(5.0 * N / (2 * math.pi * 32)))
     assert 0 <= Ks < Kb and not _uses_table(N, Ks, y) and _uses_table(N, Kb, y)
     zs, es = fft.kernels().dft_low(y, Ks)

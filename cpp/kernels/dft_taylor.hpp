@@ -113,13 +113,13 @@ double dft_blocks(const double* y, std::int64_t N, std::int64_t K, std::complex<
   const double Nd = static_cast<double>(N);
   // The blocks' twiddles from a table of the angles that occur (docs/accountant_tail.md §75.1; the same doubles):
   // every reduced index m is a multiple of g = gcd(kH, N) (kH | c_b and g | N), so where the frequencies' blocks need
-  // more than twice the N / (2g) + 1 angles, they are tabulated once, each entry the direct expression of its m.
+  // more than the N / (2g) + 1 angles, they are tabulated once, each entry the direct expression of its m.
   const std::int64_t g = std::gcd(static_cast<std::int64_t>(kH), N);  // a power of 2
   int gsh = 0;
   while ((std::int64_t{1} << gsh) < g) ++gsh;
   const std::int64_t ntab = N / (2 * g) + 1;
   std::vector<double> tab;  // tab[2j] = cos, tab[2j + 1] = sin of 2 pi ((g j) / N); empty: each twiddle directly
-  if (static_cast<double>(K + 1) * nbd > 2.0 * static_cast<double>(ntab)) {
+  if (static_cast<double>(K + 1) * nbd > static_cast<double>(ntab)) {
     tab.resize(2 * static_cast<std::size_t>(ntab));
     const std::size_t ntb = static_cast<std::size_t>((ntab + 4095) / 4096);
     par(ntb, [&](std::size_t tb) {
