@@ -20,7 +20,7 @@ struct Sum2 {  // accountant.cpp's
 };
 
 __attribute__((noinline)) double run_dft(const double* y, std::int64_t N, std::int64_t K, std::complex<double>* z) {
-  return sharpdp::kernels::dft_taylor::dft_blocks<Sum2>(
+  return sharpdp::kernels::dft_taylor::dft_blocks(
       y, N, K, z, [](std::size_t nb, auto&& body) { for (std::size_t b = 0; b < nb; ++b) body(b); });
 }
 

@@ -53,10 +53,20 @@ constexpr int kPv = (kP + kL - 1) / kL * kL;  // kP rounded up to whole vectors
 typedef double VL __attribute__((vector_size(8 * kL)));  // GCC / Clang vector: IEEE operations lane by lane
 typedef long long VI __attribute__((vector_size(8 * kL)));  // its bits
 
-// z[0..K] and the returned bound e: |z~_k - z_k| <= e for every k <= K (complex modulus). y: N doubles. Sum: the
-// caller's Sum2 accumulator (add(x), get(): Ogita, Rump & Oishi's Sum2, accountant.cpp's); par(nb, body): the caller's
-// parallel loop (the values do not depend on it: each frequency's sums run in one order).
-template <class Sum, class Par>
+// Sum2's add (Ogita, Rump & Oishi 2005; accountant.cpp's Sum2::add) lane by lane: sv the sums, cv their corrections
+// (Sum2's get() is sv + cv)
+inline void add2(VL& sv, VL& cv, const VL x) {
+  const VL t = sv + x;
+  const VL zz = t - sv;
+  cv += (sv - (t - zz)) + (x - zz);
+  sv = t;
+}
+
+// z[0..K] and the returned bound e: |z~_k - z_k| <= e for every k <= K (complex modulus). y: N doubles. The sums are
+// Ogita, Rump & Oishi's Sum2 (accountant.cpp's Sum2: add(x), get()), here in SIMD lanes (add2 above, the same
+// operations); par(nb, body): the caller's parallel loop (the values do not depend on it: each frequency's sums run in
+// one order).
+template <class Par>
 double dft_blocks(const double* y, std::int64_t N, std::int64_t K, std::complex<double>* z, Par&& par) {
   // the non-empty blocks' centres and moments
   std::vector<std::int64_t> cb;
@@ -83,8 +93,8 @@ double dft_blocks(const double* y, std::int64_t N, std::int64_t K, std::complex<
       any |= bits << 1;
     }
     if (any == 0) continue;
-    // the kP moments' Sum2 accumulators (Sum's add: Ogita, Rump & Oishi's Sum2) in the lanes of kL-double vectors: each
-    // lane's operations and their order are one Sum's (IEEE lane by lane, nothing fused: the same doubles)
+    // the kP moments' Sum2 accumulators in the lanes of kL-double vectors: each lane's operations and their order are
+    // one accumulator's (IEEE lane by lane, nothing fused: the same doubles as one Sum2 per moment)
     VL ms[kPv / kL] = {}, mc[kPv / kL] = {};
     for (std::int64_t x = x0; x < x1; ++x) {
       const double yx = y[x];
@@ -95,11 +105,7 @@ double dft_blocks(const double* y, std::int64_t N, std::int64_t K, std::complex<
       for (int q = 0; q < kPv / kL; ++q) {
         VL tq;
         std::memcpy(&tq, tp + kL * q, sizeof tq);
-        const VL v = yv * tq;
-        const VL t = ms[q] + v;
-        const VL zz = t - ms[q];
-        mc[q] += (ms[q] - (t - zz)) + (v - zz);
-        ms[q] = t;
+        add2(ms[q], mc[q], yv * tq);
       }
     }
     cb.push_back(c % N);  // (reduced once: the twiddles use c_b mod N)
@@ -167,12 +173,6 @@ double dft_blocks(const double* y, std::int64_t N, std::int64_t K, std::complex<
     VL wv[kP][nq] = {}, Gv[nq] = {}, rs[nq] = {}, rc[nq] = {}, is[nq] = {}, ic[nq] = {};
     for (int j = 0; j < nk; ++j)
       for (int p = 0; p < kP; ++p) wv[p][j / kL][j % kL] = w[j][p];
-    const auto add2 = [](VL& sv, VL& cv, const VL x) {  // Sum2's add (accountant.cpp's Sum2), lane by lane
-      const VL t = sv + x;
-      const VL zz = t - sv;
-      cv += (sv - (t - zz)) + (x - zz);
-      sv = t;
-    };
     const auto absv = [](const VL x) {  // fabs lane by lane (the sign bit cleared)
       VI bits;
       std::memcpy(&bits, &x, sizeof bits);
