@@ -674,7 +674,7 @@ void round_out(const double* x, std::size_t n, double* out, bool upward) {
 // The low frequencies 0..K of y's DFT by blocks with a Taylor expansion of the phase, and their bound
 // (cpp/kernels/dft_taylor.hpp; docs/accountant_tail.md §72.2).
 double dft_low(const double* y, std::int64_t N, std::int64_t K, std::complex<double>* z) {
-  return dft_taylor::dft_blocks<Sum2>(y, N, K, z, [](std::size_t nb, auto&& body) { parallel_blocks(nb, 0, body); });
+  return dft_taylor::dft_blocks(y, N, K, z, [](std::size_t nb, auto&& body) { parallel_blocks(nb, 0, body); });
 }
 
 bool set_dft_simd(int on) {
