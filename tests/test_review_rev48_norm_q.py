@@ -9,7 +9,7 @@ kernel's order: one huge term first and ~2^21 tiny ones after it in the same blo
 running sum: the recursive sum's worst case), magnitudes alternating 1 / 1e-8, and the several-part product's numpy
 norm times sqrt 2.
 
-Found (strict xfail below): §74's argument is relative only; where |Q~_k| < 2^-511 (~1.5e-154) the squares are
+Found (fixed at session 48's merge, §74's underflow paragraph; the test below was a strict xfail): §74's argument is relative only; where |Q~_k| < 2^-511 (~1.5e-154) the squares are
 subnormal or 0 and the kernel's norm_Q is far below the norm (0 for a spectrum of constant modulus 1e-200), which no
 relative factor covers. Not reached by the lattice engine (its tilted pmf has mass ~1, so |Q_0| ~ 1 and the deficit,
 <= sqrt(N 2^-1074) ~ 1e-157 absolute, is ~1e-157 relative), but the stated premise "N <= 2^30" is not enough.
@@ -113,8 +113,6 @@ def test_spectrum_norm_covers_one_part_and_products(monkeypatch, kind):
             assert mp.mpf(norm) >= ex, (kind, len(parts), norm, float(ex))
 
 
-@pytest.mark.xfail(strict=True, reason="docs/accountant_tail.md §74's bound is relative only: squares below 2^-1022 "
-                   "underflow (see the module docstring for the proposed absolute term)")
 def test_norm_q_covers_a_tiny_spectrum(monkeypatch):
     """A part of mass 1e-5 to the 40th power: |Q_k| = 1e-200 at every k, the kernel's sum of squares underflows to
     0, so norm_Q (even times 1 + 1e-10) is 0 against the exact sqrt(N) 1e-200."""

@@ -204,11 +204,12 @@ def invert(Q: Any, err_Q: float, norm_Q: float, N: int) -> Convolution:
     return Convolution(q=q, err_q=err_q, N=N)
 
 
-def _norm_up(norm: float) -> float:
+def _norm_up(norm: float, N: int) -> float:
     """The power kernel's ``norm_Q`` (the square root of a blocked sum of squares, rounded to nearest) rounded up to
-    at least the returned spectrum's l2 norm (docs/accountant_tail.md §74); as returned where
+    at least the returned spectrum's l2 norm (docs/accountant_tail.md §74: the factor for the roundings, the absolute
+    term for squares that underflow, at most 2^-1074 each over at most N of them); as returned where
     ``limits.LEAD47_NORM_Q_UP`` is off."""
-    return norm * (1.0 + 1e-10) if limits.LEAD47_NORM_Q_UP else norm
+    return norm * (1.0 + 1e-10) + math.sqrt(N) * 2.0 ** -537 if limits.LEAD47_NORM_Q_UP else norm
 
 
 def spectrum(parts: Sequence[Part], N: int, thr: float, work: float, threads: int = 1,
@@ -227,7 +228,7 @@ def spectrum(parts: Sequence[Part], N: int, thr: float, work: float, threads: in
         pruned = pruned_spectrum(fold(parts[0].pmf, N, parts[0].shift), parts[0].count, work, limits.BODY46_PRUNED_RATIO,
                                  C.power, C.dft_low if limits.DFT47_TAYLOR_PRUNED else None)
         if pruned is not None:
-            return pruned[0], pruned[1], _norm_up(pruned[2])
+            return pruned[0], pruned[1], _norm_up(pruned[2], N)
     C = kernels()
     rfft = _rfft_pair()[0]
     Q: Any = None
@@ -236,13 +237,14 @@ def spectrum(parts: Sequence[Part], N: int, thr: float, work: float, threads: in
         folded, z, e_fwd = _spectrum(p, N, rfft, spectra, i)
         Qj, errj, normj, _ = C.power(z, float(p.count), e_fwd, N, folded, thr, work)
         if Q is None:
-            Q, err_Q, norm_Q, bound = Qj, errj, _norm_up(normj), (p.bound ** p.count + errj)
+            Q, err_Q, norm_Q, bound = Qj, errj, _norm_up(normj, N), (p.bound ** p.count + errj)
             continue
         bound_j = p.bound ** p.count + errj  # sup |Q_j| and |Q~_j|
         err_Q = err_Q * bound_j + bound * errj
         Q = Q * Qj
         bound *= bound_j
-        norm_Q = float(np.linalg.norm(Q)) * math.sqrt(2)  # (the half spectrum's norm, doubled: >= the full one)
+        # (the half spectrum's norm, doubled: >= the full one; the absolute term for squares that underflow, §74)
+        norm_Q = float(np.linalg.norm(Q)) * math.sqrt(2) + (math.sqrt(N) * 2.0 ** -537 if limits.LEAD47_NORM_Q_UP else 0.0)
         err_Q += 4 * U * norm_Q
     return Q, err_Q, norm_Q
 
