@@ -34,27 +34,45 @@ struct Values {
 // The block values of blocks._block_law: value_r = sum_j c_rj a_j for each count vector r, as Sum2
 // (compensated sum) of the exact products c_rj hi_j, c_rj lo_j (a = hi + lo, blocks._split), in the
 // order c hi_0, ..., c hi_{m-1}, c lo_0, ..., c lo_{m-1}. counts: rows x m doubles, column-major.
+// The rows run in chunks of kChunk with the row innermost (one column of counts at a time, a loop the
+// compiler vectorises): every row still sees the same operations in the same order, so each value is the
+// same double as the row-by-row loop's (session 48, docs/composition.md §2.32).
+constexpr std::size_t kChunk = 512;
+
 SHARPDP_NO_FMA inline Values block_values(const double* counts, std::size_t rows, std::size_t m, const double* hi,
                                           const double* lo, double* value) {
   if (m == 0) throw std::invalid_argument("block_values: at least one atom is needed");
   double max_abs = 0.0;
   bool finite = true;
-  for (std::size_t r = 0; r < rows; ++r) {
-    double acc = counts[r] * hi[0];
-    double comp = 0.0;
+  double comp[kChunk];
+  for (std::size_t r0 = 0; r0 < rows; r0 += kChunk) {
+    const std::size_t nr = std::min(kChunk, rows - r0);
+    double* acc = value + r0;  // the running sums live in the output
+    const double h0 = hi[0];
+    const double* c0 = counts + r0;
+    for (std::size_t i = 0; i < nr; ++i) {
+      acc[i] = c0[i] * h0;
+      comp[i] = 0.0;
+    }
     for (std::size_t t = 1; t < 2 * m; ++t) {
       const std::size_t j = t < m ? t : t - m;
       const double x = t < m ? hi[j] : lo[j];
-      const double col = counts[j * rows + r] * x;
-      const double tot = acc + col;
-      const double z = tot - acc;
-      comp = comp + ((acc - (tot - z)) + (col - z));
-      acc = tot;
+      const double* cj = counts + j * rows + r0;
+      for (std::size_t i = 0; i < nr; ++i) {
+        const double a0 = acc[i];
+        const double col = cj[i] * x;
+        const double tot = a0 + col;
+        const double z = tot - a0;
+        comp[i] = comp[i] + ((a0 - (tot - z)) + (col - z));
+        acc[i] = tot;
+      }
     }
-    const double v = acc + comp;
-    if (!std::isfinite(v)) finite = false;
-    max_abs = std::max(max_abs, std::fabs(v));
-    value[r] = v;
+    for (std::size_t i = 0; i < nr; ++i) acc[i] = acc[i] + comp[i];
+    for (std::size_t i = 0; i < nr; ++i) {
+      const double v = acc[i];
+      if (!std::isfinite(v)) finite = false;
+      max_abs = std::max(max_abs, std::fabs(v));
+    }
   }
   return {max_abs, finite};
 }
@@ -72,11 +90,14 @@ SHARPDP_NO_FMA inline void atom_cells(const double* v, const double* p, std::siz
     const double vi = v[i];
     if (!(vi >= x0 && vi < top)) continue;  // [x0, x0 + K h): the partition of prob_below / prob_above
     const double pin = p[i];
+    // vi >= x0, so vi - x0 >= 0 (rounding is monotone) and t >= 0 (h > 0: else no atom is in the window):
+    // |vi - x0| / h is t itself, and min(max(floor(t), 0), kmax) is kmax for t >= kmax (an integer) and the
+    // truncation of t below it (0 <= t < kmax < 2^63): the same doubles as the floor, without its call
     const double t = (vi - x0) / h;
-    const double jf = std::min(std::max(std::floor(t), 0.0), kmax);
+    const double jf = t < kmax ? static_cast<double>(static_cast<std::int64_t>(t)) : kmax;
     const auto j = static_cast<std::size_t>(jf);
     const double frac = std::min(std::max(t - jf, 0.0), 1.0);
-    const double fe = (4.0 * kU) * (std::fabs(vi - x0) / h + 1.0);
+    const double fe = (4.0 * kU) * (t + 1.0);
     m[j] = m[j] + pin;
     w[j] = w[j] + pin * frac;
     ew[j] = ew[j] + pin * fe;
