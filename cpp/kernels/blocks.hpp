@@ -211,6 +211,107 @@ SHARPDP_NO_FMA inline void multinomial(const std::int64_t* counts, std::size_t r
   }
 }
 
+// numpy's sum of a contiguous float64 array (np.sum / np.add.reduce, numpy 2.x: the identity 0.0 plus the pairwise
+// sum of all n terms in one inner loop): below 8 terms a running sum from 0.0, up to 128 eight running sums
+// combined as ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7)) then the rest, above that the two halves (the
+// first a multiple of 8 terms). The same operations in the same order, so the same double (checked against numpy
+// by tests/test_blk48_block_stats.py; an upper bound of the error of any pairwise sum of n >= 0 terms is
+// (16 + log2 n) u sum|terms|).
+// term(i) gives the i-th term (computed on the fly: the same double as an array of the terms would hold).
+template <class Term>
+SHARPDP_NO_FMA inline double pairwise_sum(const Term& term, std::size_t a, std::size_t n) {
+  if (n < 8) {
+    double res = 0.0;
+    for (std::size_t i = 0; i < n; ++i) res += term(a + i);
+    return res;
+  }
+  if (n <= 128) {
+    double r[8];
+    for (std::size_t j = 0; j < 8; ++j) r[j] = term(a + j);
+    std::size_t i = 8;
+    for (; i < n - (n % 8); i += 8)
+      for (std::size_t j = 0; j < 8; ++j) r[j] += term(a + i + j);
+    double res = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]));
+    for (; i < n; ++i) res += term(a + i);
+    return res;
+  }
+  std::size_t n2 = n / 2;
+  n2 -= n2 % 8;
+  return pairwise_sum(term, a, n2) + pairwise_sum(term, a + n2, n - n2);
+}
+
+template <class Term>
+SHARPDP_NO_FMA inline double numpy_sum(const Term& term, std::size_t n) {
+  return 0.0 + pairwise_sum(term, 0, n);
+}
+
+// The terms of law_stats' and tail_sum's sums (named functors, so that fp-contract=off applies to them too).
+struct ProductTerm {
+  const double *v, *p;
+  SHARPDP_NO_FMA double operator()(std::size_t i) const { return v[i] * p[i]; }
+};
+struct SquareTerm {
+  const double *v, *p;
+  double mean;
+  SHARPDP_NO_FMA double operator()(std::size_t i) const {
+    const double d = v[i] - mean;
+    return (d * d) * p[i];
+  }
+};
+struct ArrayTerm {
+  const double* a;
+  SHARPDP_NO_FMA double operator()(std::size_t i) const { return a[i]; }
+};
+
+// What blocks._BlockLaw.__init__ reads of a block law's atoms (v, p): the extremes of all values, those of the
+// values of positive probability, sum(v p) (the mean) and sum((v - mean)^2 p), each sum as numpy's. ok is false
+// (nothing else set) where a value or probability is not finite, a value is -0.0 (numpy's min / max may return
+// either zero) or no probability is positive: the caller then runs numpy's expressions.
+struct Stats {
+  bool ok;
+  double vmin, vmax, smin, smax, mean, var_sum;
+};
+
+SHARPDP_NO_FMA inline Stats law_stats(const double* v, const double* p, std::size_t n) {
+  Stats s{false, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0};
+  if (n == 0) return s;
+  // (extremes in four interleaved running pairs: min and max of doubles without NaN or -0.0 are the same
+  // double in any order)
+  for (std::size_t i = 0; i < n; ++i)
+    if (!std::isfinite(v[i]) || !std::isfinite(p[i]) || (v[i] == 0.0 && std::signbit(v[i]))) return s;
+  constexpr double kInf = std::numeric_limits<double>::infinity();
+  double lo[4] = {kInf, kInf, kInf, kInf}, hi[4] = {-kInf, -kInf, -kInf, -kInf};
+  double slo[4] = {kInf, kInf, kInf, kInf}, shi[4] = {-kInf, -kInf, -kInf, -kInf};
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::size_t k = i & 3;
+    const double x = v[i];
+    lo[k] = x < lo[k] ? x : lo[k];
+    hi[k] = x > hi[k] ? x : hi[k];
+    const bool pos_i = p[i] > 0.0;
+    slo[k] = (pos_i && x < slo[k]) ? x : slo[k];
+    shi[k] = (pos_i && x > shi[k]) ? x : shi[k];
+  }
+  const double vmin = std::min(std::min(lo[0], lo[1]), std::min(lo[2], lo[3]));
+  const double vmax = std::max(std::max(hi[0], hi[1]), std::max(hi[2], hi[3]));
+  const double smin = std::min(std::min(slo[0], slo[1]), std::min(slo[2], slo[3]));
+  const double smax = std::max(std::max(shi[0], shi[1]), std::max(shi[2], shi[3]));
+  const bool pos = smin <= smax;  // (some probability > 0: its value is in both)
+  if (!pos) return s;
+  const double mean = numpy_sum(ProductTerm{v, p}, n);
+  const double var_sum = numpy_sum(SquareTerm{v, p, mean}, n);
+  s = {true, vmin, vmax, smin, smax, mean, var_sum};
+  return s;
+}
+
+// _BlockLaw.tail_upper's sum: sum over the atoms with v > T of (v - T) p, in the atoms' order, as numpy's sum of
+// the selected terms (work: room for n doubles).
+SHARPDP_NO_FMA inline double tail_sum(const double* v, const double* p, std::size_t n, double T, double* work) {
+  std::size_t k = 0;
+  for (std::size_t i = 0; i < n; ++i)
+    if (v[i] > T) work[k++] = (v[i] - T) * p[i];
+  return numpy_sum(ArrayTerm{work}, k);
+}
+
 }  // namespace blocks
 }  // namespace kernels
 }  // namespace sharpdp
