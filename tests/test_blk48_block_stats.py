@@ -118,17 +118,24 @@ def test_law_stats_and_tail_sum_are_numpys_sums(n):
 
 
 def test_law_stats_declines_what_numpy_must_decide():
-    """-0.0 among the values (numpy's min may return either zero), a non-finite entry, no positive probability:
-    ok is False and _BlockLaw falls back to numpy's expressions."""
+    """A zero extreme (numpy's min / max may return -0.0 or 0.0), a non-finite entry or sum, no positive
+    probability: ok is False and _BlockLaw falls back to numpy's expressions. A -0.0 inside the range is taken."""
     p = np.array([0.25, 0.25, 0.5])
-    assert not C.law_stats(np.array([1.0, -0.0, 2.0]), p)[0]
+    assert not C.law_stats(np.array([1.0, -0.0, 2.0]) * -1.0, p)[0]  # max -0.0
+    assert not C.law_stats(np.array([-0.0, 1.0, 2.0]), p)[0]
+    assert not C.law_stats(np.array([0.0, 1.0, 2.0]), p)[0]
     assert not C.law_stats(np.array([1.0, np.inf, 2.0]), p)[0]
+    assert not C.law_stats(np.array([1.0, np.nan, 2.0]), p)[0]
     assert not C.law_stats(np.array([1.0, 0.5, 2.0]), np.array([0.5, np.nan, 0.5]))[0]
+    assert not C.law_stats(np.array([1e300, 0.5, 2.0]), np.array([0.5, 1e300, 0.5]))[0]  # v p overflows
     assert not C.law_stats(np.array([1.0, 0.5, 2.0]), np.zeros(3))[0]
     assert not C.law_stats(np.zeros(0), np.zeros(0))[0]
-    assert C.law_stats(np.array([1.0, 0.0, 2.0]), p)[0]
-    law = BL._BlockLaw(np.array([1.0, -0.0, -2.0]), p, 1e-15)  # the fallback path
-    assert law.support() == (-2.0, 1.0) and law.mean() == float(np.sum(law.values * law.probs))
+    v = np.array([-1.0, -0.0, 0.0, 2.0])
+    ok, *got = C.law_stats(v, np.full(4, 0.25))
+    assert ok and _hex(got) == _hex(_numpy_stats(v, np.full(4, 0.25)))
+    law = BL._BlockLaw(np.array([-0.0, 1.0, 2.0]), p, 1e-15)  # the fallback path
+    assert law.support() == (0.0, 2.0) and law.mean() == float(np.sum(law.values * law.probs))
+    assert law.std() == math.sqrt(float(np.sum((law.values - law.mean()) ** 2 * law.probs)))
 
 
 def _block_laws():

@@ -265,8 +265,8 @@ struct ArrayTerm {
 
 // What blocks._BlockLaw.__init__ reads of a block law's atoms (v, p): the extremes of all values, those of the
 // values of positive probability, sum(v p) (the mean) and sum((v - mean)^2 p), each sum as numpy's. ok is false
-// (nothing else set) where a value or probability is not finite, a value is -0.0 (numpy's min / max may return
-// either zero) or no probability is positive: the caller then runs numpy's expressions.
+// where numpy's expressions must decide: a sum not finite (then some v or p is not finite, or a product
+// overflowed), an extreme that is a zero (numpy's min / max may return -0.0 or 0.0), no probability positive.
 struct Stats {
   bool ok;
   double vmin, vmax, smin, smax, mean, var_sum;
@@ -275,30 +275,40 @@ struct Stats {
 SHARPDP_NO_FMA inline Stats law_stats(const double* v, const double* p, std::size_t n) {
   Stats s{false, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0};
   if (n == 0) return s;
-  // (extremes in four interleaved running pairs: min and max of doubles without NaN or -0.0 are the same
-  // double in any order)
-  for (std::size_t i = 0; i < n; ++i)
-    if (!std::isfinite(v[i]) || !std::isfinite(p[i]) || (v[i] == 0.0 && std::signbit(v[i]))) return s;
+  // (extremes in two interleaved running sets: min and max of finite doubles, zeros aside, are the same double in
+  // any order; a NaN is skipped here and caught by the sums)
   constexpr double kInf = std::numeric_limits<double>::infinity();
-  double lo[4] = {kInf, kInf, kInf, kInf}, hi[4] = {-kInf, -kInf, -kInf, -kInf};
-  double slo[4] = {kInf, kInf, kInf, kInf}, shi[4] = {-kInf, -kInf, -kInf, -kInf};
-  for (std::size_t i = 0; i < n; ++i) {
-    const std::size_t k = i & 3;
-    const double x = v[i];
-    lo[k] = x < lo[k] ? x : lo[k];
-    hi[k] = x > hi[k] ? x : hi[k];
-    const bool pos_i = p[i] > 0.0;
-    slo[k] = (pos_i && x < slo[k]) ? x : slo[k];
-    shi[k] = (pos_i && x > shi[k]) ? x : shi[k];
+  double lo0 = kInf, lo1 = kInf, hi0 = -kInf, hi1 = -kInf, slo0 = kInf, slo1 = kInf, shi0 = -kInf, shi1 = -kInf;
+  std::size_t i = 0;
+  for (; i + 1 < n; i += 2) {
+    const double x0 = v[i], x1 = v[i + 1];
+    lo0 = x0 < lo0 ? x0 : lo0;
+    lo1 = x1 < lo1 ? x1 : lo1;
+    hi0 = x0 > hi0 ? x0 : hi0;
+    hi1 = x1 > hi1 ? x1 : hi1;
+    const double y0 = p[i] > 0.0 ? x0 : kInf, y1 = p[i + 1] > 0.0 ? x1 : kInf;
+    const double z0 = p[i] > 0.0 ? x0 : -kInf, z1 = p[i + 1] > 0.0 ? x1 : -kInf;
+    slo0 = y0 < slo0 ? y0 : slo0;
+    slo1 = y1 < slo1 ? y1 : slo1;
+    shi0 = z0 > shi0 ? z0 : shi0;
+    shi1 = z1 > shi1 ? z1 : shi1;
   }
-  const double vmin = std::min(std::min(lo[0], lo[1]), std::min(lo[2], lo[3]));
-  const double vmax = std::max(std::max(hi[0], hi[1]), std::max(hi[2], hi[3]));
-  const double smin = std::min(std::min(slo[0], slo[1]), std::min(slo[2], slo[3]));
-  const double smax = std::max(std::max(shi[0], shi[1]), std::max(shi[2], shi[3]));
-  const bool pos = smin <= smax;  // (some probability > 0: its value is in both)
-  if (!pos) return s;
+  if (i < n) {
+    const double x0 = v[i];
+    lo0 = x0 < lo0 ? x0 : lo0;
+    hi0 = x0 > hi0 ? x0 : hi0;
+    if (p[i] > 0.0) {
+      slo0 = x0 < slo0 ? x0 : slo0;
+      shi0 = x0 > shi0 ? x0 : shi0;
+    }
+  }
+  const double vmin = std::min(lo0, lo1), vmax = std::max(hi0, hi1);
+  const double smin = std::min(slo0, slo1), smax = std::max(shi0, shi1);
+  if (!(smin <= smax) || vmin == 0.0 || vmax == 0.0 || smin == 0.0 || smax == 0.0) return s;
   const double mean = numpy_sum(ProductTerm{v, p}, n);
+  if (!std::isfinite(mean)) return s;  // (finite: every v p finite, so every v and p finite)
   const double var_sum = numpy_sum(SquareTerm{v, p, mean}, n);
+  if (!std::isfinite(var_sum)) return s;
   s = {true, vmin, vmax, smin, smax, mean, var_sum};
   return s;
 }
