@@ -215,8 +215,8 @@ SHARPDP_NO_FMA inline void multinomial(const std::int64_t* counts, std::size_t r
 // sum of all n terms in one inner loop): below 8 terms a running sum from 0.0, up to 128 eight running sums
 // combined as ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7)) then the rest, above that the two halves (the
 // first a multiple of 8 terms). The same operations in the same order, so the same double (checked against numpy
-// by tests/test_blk48_block_stats.py; an upper bound of the error of any pairwise sum of n >= 0 terms is
-// (16 + log2 n) u sum|terms|).
+// by tests/test_blk48_block_stats.py; its summation tree has depth <= 25 within 128 terms plus one per
+// halving, so its error is at most (26 + log2 n) u (1 + 1e-10) sum|terms|).
 // term(i) gives the i-th term (computed on the fly: the same double as an array of the terms would hold).
 template <class Term>
 SHARPDP_NO_FMA inline double pairwise_sum(const Term& term, std::size_t a, std::size_t n) {
