@@ -99,6 +99,28 @@ Arr multinomial(FIArr counts, Arr pa, std::int64_t ms) {
   return prob;
 }
 
+py::tuple law_stats(Arr v, Arr p) {
+  const std::size_t n = size0(v);
+  if (size0(p) != n) throw std::invalid_argument("law_stats: values and probs must have equal length");
+  const double *pv = v.data(), *pp = p.data();
+  kb::Stats s;
+  {
+    py::gil_scoped_release nogil;
+    s = kb::law_stats(pv, pp, n);
+  }
+  return py::make_tuple(s.ok, s.vmin, s.vmax, s.smin, s.smax, s.mean, s.var_sum);
+}
+
+double tail_sum(Arr v, Arr p, double T) {
+  const std::size_t n = size0(v);
+  if (size0(p) != n) throw std::invalid_argument("tail_sum: values and probs must have equal length");
+  const double *pv = v.data(), *pp = p.data();
+  py::gil_scoped_release nogil;
+  thread_local std::vector<double> work;  // (kept between calls: no page faults of a fresh buffer per call)
+  if (work.size() < n) work.resize(n);
+  return kb::tail_sum(pv, pp, n, T, work.data());
+}
+
 }  // namespace
 
 void register_blocks(py::module_& m) {
@@ -106,6 +128,8 @@ void register_blocks(py::module_& m) {
   m.def("atom_cells", &atom_cells, "fine cells of an atom law (any order) with its relative probability error");
   m.def("log_value_estimate", &log_value_estimate, "log of the block-truncation sizing estimate of D_up");
   m.def("kahan_prefix", &kahan_prefix, "running compensated sum, 0 first");
+  m.def("law_stats", &law_stats, "a block law's extremes, mean and variance sum (numpy's sums), ok flag first");
+  m.def("tail_sum", &tail_sum, "sum of (v - T) p over v > T in numpy's order");
   m.def("multinomial", &multinomial, "multinomial part of the block weights (Pascal's triangle, powers)");
 }
 

@@ -151,3 +151,9 @@ exact_krr: _ExactKrr
 samplers: _Samplers
 histogram: _Histogram
 crlb: _Crlb
+
+# session 48, blk48: two more kernels of ``accountant`` (cpp/kernels/blocks.hpp ``law_stats``, ``tail_sum``;
+# docs/composition.md §2.32), stubbed here by a subclass so that the stubs above stay as they are
+class _AccountantBlk48(_Accountant):
+    def law_stats(self, v: _ArrayIn, p: _ArrayIn, /) -> tuple[bool, float, float, float, float, float, float]: ...
+    def tail_sum(self, v: _ArrayIn, p: _ArrayIn, T: float, /) -> float: ...

@@ -52,13 +52,21 @@ class _BlockLaw(FiniteLaw):
         self.values, self.probs = values, probs
         self.rel_p = rel_p
         self._sorted = False
-        self._support = FiniteLaw.support(self)  # (asked for many times per pass)
+        # (one native pass, cpp/kernels/blocks.hpp law_stats: the doubles of the numpy expressions below, numpy's
+        # pairwise sums repeated in their order, docs/composition.md §2.32; ok False: numpy's own expressions)
+        ok, vmin, vmax, smin, smax, mean, var_sum = _kernels().law_stats(values, probs)
+        if not ok:
+            smin, smax = FiniteLaw.support(self)
+            vmin, vmax = float(np.min(values)), float(np.max(values))
+            # (plain numpy sums, not np.dot: multithreaded BLAS costs milliseconds under load)
+            mean = float(np.sum(self.values * self.probs))
+            var_sum = float(np.sum((self.values - mean) ** 2 * self.probs))
+        self._support = (smin, smax)  # (asked for many times per pass)
         # the extreme stored values, atoms of probability 0 included: thresholds beyond them select
         # no atom, and the methods below return what their sums over no atom give
-        self._vmin, self._vmax = float(np.min(values)), float(np.max(values))
-        # (plain numpy sums, not np.dot: multithreaded BLAS costs milliseconds under load)
-        self._mean = float(np.sum(self.values * self.probs))
-        self._std = math.sqrt(max(float(np.sum((self.values - self._mean) ** 2 * self.probs)), 0.0))
+        self._vmin, self._vmax = vmin, vmax
+        self._mean = mean
+        self._std = math.sqrt(max(var_sum, 0.0))
 
     def support(self) -> tuple[float, float]:
         return self._support
@@ -90,8 +98,9 @@ class _BlockLaw(FiniteLaw):
     def tail_upper(self, T: float) -> float:
         if T >= self._vmax:  # (no atom above T: the sum below is 0.0)
             return 0.0
-        sel = self.values > T  # the atoms above T only (np.sum: pairwise, within 1e-12 relative)
-        s = float(np.sum((self.values[sel] - T) * self.probs[sel]))
+        # the atoms above T only, numpy's pairwise sum of (v - T) p over them in their order (native: the same
+        # double as np.sum((values[sel] - T) * probs[sel]), docs/composition.md §2.32), within 1e-12 relative
+        s = float(_kernels().tail_sum(self.values, self.probs, float(T)))
         return s * (1.0 + 1e-12) * (1.0 + self.rel_p)
 
     def tail_lower(self, B: float) -> float:
