@@ -50,8 +50,42 @@ constexpr int kB = 64, kH = 32, kP = 10;
 constexpr int kC = 8;  // frequencies per chunk (one parallel task; a choice of speed only)
 constexpr int kL = 2;  // doubles per vector (SSE2's, the baseline x86-64 build's width)
 constexpr int kPv = (kP + kL - 1) / kL * kL;  // kP rounded up to whole vectors
+#if (defined(__GNUC__) || defined(__clang__)) && !defined(SHARPDP_NO_VECTOR_EXT)
 typedef double VL __attribute__((vector_size(8 * kL)));  // GCC / Clang vector: IEEE operations lane by lane
 typedef long long VI __attribute__((vector_size(8 * kL)));  // its bits
+
+inline VL absv(const VL x) {  // fabs lane by lane (the sign bit cleared)
+  VI bits;
+  std::memcpy(&bits, &x, sizeof bits);
+  bits &= VI{} + 0x7fffffffffffffffLL;
+  VL r;
+  std::memcpy(&r, &bits, sizeof r);
+  return r;
+}
+#else
+// Other compilers (MSVC; or -DSHARPDP_NO_VECTOR_EXT, which tests/test_lead48_dft_portable.py builds to check that it
+// gives the same doubles): the lanes as a plain array with the same operations lane by lane
+struct VL {
+  double v[kL];
+  double& operator[](int i) { return v[i]; }
+  double operator[](int i) const { return v[i]; }
+};
+template <class F>
+inline VL lanes(F f) {
+  VL r;
+  for (int i = 0; i < kL; ++i) r.v[i] = f(i);
+  return r;
+}
+inline VL operator+(const VL a, const VL b) { return lanes([&](int i) { return a.v[i] + b.v[i]; }); }
+inline VL operator-(const VL a, const VL b) { return lanes([&](int i) { return a.v[i] - b.v[i]; }); }
+inline VL operator*(const VL a, const VL b) { return lanes([&](int i) { return a.v[i] * b.v[i]; }); }
+inline VL operator+(const VL a, const double b) { return lanes([&](int i) { return a.v[i] + b; }); }
+inline VL operator+(const double a, const VL b) { return lanes([&](int i) { return a + b.v[i]; }); }
+inline VL operator*(const VL a, const double b) { return lanes([&](int i) { return a.v[i] * b; }); }
+inline VL operator-(const VL a) { return lanes([&](int i) { return -a.v[i]; }); }
+inline VL& operator+=(VL& a, const VL b) { return a = a + b; }
+inline VL absv(const VL x) { return lanes([&](int i) { return std::fabs(x.v[i]); }); }
+#endif
 
 // Sum2's add (Ogita, Rump & Oishi 2005; accountant.cpp's Sum2::add) lane by lane: sv the sums, cv their corrections
 // (Sum2's get() is sv + cv)
@@ -173,14 +207,6 @@ double dft_blocks(const double* y, std::int64_t N, std::int64_t K, std::complex<
     VL wv[kP][nq] = {}, Gv[nq] = {}, rs[nq] = {}, rc[nq] = {}, is[nq] = {}, ic[nq] = {};
     for (int j = 0; j < nk; ++j)
       for (int p = 0; p < kP; ++p) wv[p][j / kL][j % kL] = w[j][p];
-    const auto absv = [](const VL x) {  // fabs lane by lane (the sign bit cleared)
-      VI bits;
-      std::memcpy(&bits, &x, sizeof bits);
-      bits &= VI{} + 0x7fffffffffffffffLL;
-      VL r;
-      std::memcpy(&r, &bits, sizeof r);
-      return r;
-    };
     alignas(16) double csj[kC], snj[kC];
     for (std::size_t b = 0; b < nb; ++b) {
       const double* M = &mom[b * kP];
