@@ -94,3 +94,9 @@ DFT47_TAYLOR_PRUNED = True
 #: squares and its square root round to nearest: the kernel's value can be 1 ulp below the spectrum's l2 norm that
 #: fft.spectrum promises; rev47); False: the kernel's value as returned (session 46's floats)
 LEAD47_NORM_Q_UP = True
+# session 48, rep48
+#: docs/accountant.md §9.25: where §9.24's rule (REP47_END_SPLITS) finds an end split below 1 with SPLITS at the cap, the
+#: split search slides from that end on loose legs (via_bottom_end_search.end_search) in place of SPLITS at rel_tol, the
+#: window and the golden section (fewer engine legs; another certified split). Inert while REP47_END_SPLITS is off (no
+#: end split is looked for: main's floats). False: §9.24's search from the end split (session 47's)
+REP48_END_SEARCH = True

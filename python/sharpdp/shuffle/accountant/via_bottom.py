@@ -24,6 +24,7 @@ from sharpdp.shuffle.accountant.via_bottom_chord import cached_chord
 from sharpdp.shuffle.accountant.via_bottom_cliff import Split
 from sharpdp.shuffle.accountant.via_bottom_cover import beyond_reach, cap_refuted, trivial_refuted
 from sharpdp.shuffle.accountant.via_bottom_edge_first import edge_first
+from sharpdp.shuffle.accountant.via_bottom_end_search import end_search
 from sharpdp.shuffle.accountant.via_bottom_ends import end_below, end_found
 from sharpdp.shuffle.accountant.via_bottom_loose_cap import loose_cap
 from sharpdp.shuffle.accountant.via_bottom_mirror import mirror_b, raise_lower
@@ -214,7 +215,7 @@ class ViaBottom(BudgetSearch):
             if low is not None:
                 return self._as_report(eps_in, low)
         if ct != rel_tol and max(self.split(eps, f, ct).upper for f in self._start(eps)) >= 1.0:
-            if (capped := loose_cap(self, eps, ct)) is not None:  # (§9.23.7: the cap from the loose legs first)
+            if (capped := loose_cap(self, eps, ct, rel_tol)) is not None:  # (§9.23.7; §9.25: from an end below 1)
                 return self._as_report(eps_in, capped)
             ct = rel_tol  # (the model's first splits, cached: near the cap, the candidates of before at once)
         cands = self._candidates(eps, ct, rel_tol, self.SPLITS)
@@ -412,9 +413,13 @@ class ViaBottom(BudgetSearch):
         """The early stop at the cap (docs/accountant.md §9): when the split search cannot report
         below 1, the split of ``cands`` with the largest lower value (its upper value replaced by
         1 >= delta, its lower value by 1 where the legs' lower values prove A(e1) + e^{e1} B(e2) >= 1
-        at every split); None when the search must go on."""
-        if min(c.upper for c in cands) < 1.0 or end_found(self, eps, rel_tol, cands):  # (§9.24: an end split below 1)
+        at every split); None when the search must go on. Where an end split is below 1 (§9.24, appended to
+        ``cands``) the split search from it instead (docs/accountant.md §9.25), its reported split; None with that
+        rule off."""
+        if min(c.upper for c in cands) < 1.0:
             return None
+        if end_found(self, eps, rel_tol, cands):  # (§9.24: an end split below 1; §9.25: the search from it)
+            return end_search(self, eps, rel_tol, max(rel_tol, 0.1), cands[-1])
         best = max(cands, key=lambda c: c.lower)
         if best.lower >= 1.0 or self._cap_proved(eps, cands, rel_tol):
             return replace(best, lower=1.0, upper=1.0)
