@@ -241,13 +241,7 @@ class ViaBottom(BudgetSearch):
         # a cliff of leg B outside it: §9.5); the split it finds certified at rel_tol; every split is a valid bound
         rt = max(rel_tol, 0.1)
         lo, hi = max(best.f - 0.06, 0.0), min(best.f + 0.06, 1.0)
-        found, b = self._window(eps, lo, hi, rt)
-        sgn = 1.0 if hi < 1.0 and hi - found.f < self.SPLIT_TOL else -1.0 if 0.0 < lo and found.f - lo < self.SPLIT_TOL else 0.0
-        if found.upper >= VALUE_FLOOR:  # (below it no rel_tol is targeted, §6.3: nothing to search for)
-            if sgn != 0.0:
-                found = self._beyond(eps, found, sgn, rt)
-            elif math.exp(found.e1) * found.leg_b.upper <= self.CLIFF * found.upper:  # a cliff inside the bracket
-                found = self._edge(eps, found, rt) if self._past_cliff(found) else self._shrink(eps, found, b, rt)
+        found = self._refine(eps, lo, hi, rt)
         if ct != rel_tol:  # (§9.11: every candidate on legs at rt, the least one alone certified at rel_tol below)
             cands.append(found)
         # its loose certified lower value above the smallest certified upper value: its value at rel_tol is
@@ -262,6 +256,19 @@ class ViaBottom(BudgetSearch):
             self._contract(eps, self.split(eps, f, rel_tol), rel_tol)
         self._hint = eps - best.e1 if best.upper < 1.0 else None
         return self._as_report(eps_in, best)
+
+    def _refine(self, eps: float, lo: float, hi: float, rt: float) -> Split:
+        """The best split over f in [lo, hi] on legs at rel_tol ``rt`` (docs/accountant.md §9): the golden section's window
+        (§9.10), continued beyond it where its best split is at an inner end (§9.5), or toward the edge of a cliff of leg B
+        inside it (§9.5, §9.14)."""
+        found, b = self._window(eps, lo, hi, rt)
+        sgn = 1.0 if hi < 1.0 and hi - found.f < self.SPLIT_TOL else -1.0 if 0.0 < lo and found.f - lo < self.SPLIT_TOL else 0.0
+        if found.upper >= VALUE_FLOOR:  # (below it no rel_tol is targeted, §6.3: nothing to search for)
+            if sgn != 0.0:
+                found = self._beyond(eps, found, sgn, rt)
+            elif math.exp(found.e1) * found.leg_b.upper <= self.CLIFF * found.upper:  # a cliff inside the bracket
+                found = self._edge(eps, found, rt) if self._past_cliff(found) else self._shrink(eps, found, b, rt)
+        return found
 
     def _candidates(self, eps: float, ct: float, rel_tol: float, fs: tuple[float, ...],
                     cands: tuple[Split, ...] | list[Split] = ()) -> list[Split]:

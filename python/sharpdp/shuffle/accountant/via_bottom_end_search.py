@@ -46,16 +46,20 @@ def end_search(vb: Any, eps: float, rel_tol: float, rt: float, end: Any) -> Any:
         return None
     sgn = 1.0 if end.f <= 0.0 else -1.0
     first = vb.split(eps, end.f, rt)  # (cached where the end was found at rt)
-    best, step = first, vb.SPLIT_TOL
+    best, prev, step = first, first, vb.SPLIT_TOL
     for _ in range(vb.SLIDES):
         f = min(max(best.f + sgn * step, 0.0), 1.0)
         c = vb._probe(eps, f, rt, best.upper) if f != best.f else None
         if c is None:
             break
-        best, step = c, 2.0 * step
+        prev, best, step = best, c, 2.0 * step
     other = min(max(best.f + sgn * step, 0.0), 1.0)
-    if not (best is first and end_gain(vb, eps, first, other) >= (1.0 - vb.SHRINK_GAIN) * first.upper):
-        best = vb._shrink(eps, best, other, rt)
+    if best is not first and math.exp(best.e1) * best.leg_b.upper > vb.CLIFF * best.upper:
+        # (a balanced split: the least one lies between the split before the last step and the first worse one, on
+        # either side of best; §9's window there)
+        best = vb._refine(eps, min(prev.f, other), max(prev.f, other), rt)
+    elif best is not first or end_gain(vb, eps, first, other) < (1.0 - vb.SHRINK_GAIN) * first.upper:
+        best = vb._shrink(eps, best, other, rt)  # (before a cliff of leg B, §9.5: toward the first worse split)
     # (the split at rel_tol, §9.4's contract: not §9.12's budget, whose bracket may reach above the end split's chain at
     # rel_tol, the value §9.24's search reports at least as tightly)
     got = vb._contract(eps, vb.split(eps, best.f, rel_tol), rel_tol)
