@@ -81,7 +81,8 @@ def test_end_search_finds_the_least_split_near_an_end(a, k, b, m, eps):
     """Legs whose chain has its least split in [0, 0.35] (the end f = 0) or in [0.8, 1] (the end f = 1): end_search from
     that end reports a split whose bracket holds its exact chain and whose exact chain is within 3 % of the least of
     401 splits (the slides' steps and the shrink's gate; loose brackets of +-2 %), with few certifications. (Caught: the
-    slide in the wrong direction, a shrink skipped where a split inside gains, a report that is not its split's chain.)"""
+    slide in the wrong direction, the window between the last two slides left out, a report that is not its split's
+    chain.)"""
     vb = _Exact(a, k, b, m)
     grid = [i / 400 for i in range(401)]
     values = [vb.exact(eps, f) for f in grid]
