@@ -276,6 +276,7 @@ def session46_floats(monkeypatch) -> None:
 #: every session-48 switch at its session-47 value
 SESSION47: dict = {
     "REP48_END_SEARCH": False,  # rep48
+    "REP48_END_PROBE": False,  # rep48
 }
 
 

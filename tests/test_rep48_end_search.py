@@ -19,17 +19,19 @@ from sharpdp.shuffle.accountant import limits
 from sharpdp.shuffle.accountant.results import AccountantReport
 from sharpdp.shuffle.accountant.via_bottom import ViaBottom
 from sharpdp.shuffle.accountant.via_bottom_end_search import end_gain, end_search
+from sharpdp.shuffle.accountant.via_bottom_ends import end_below
 from _main_floats34 import SESSION47, switch
 
 
 def test_switch_old_value_is_session47():
-    assert SESSION47["REP48_END_SEARCH"] is False
-    assert limits.REP48_END_SEARCH is True  # (inert while REP47_END_SPLITS is off: docs/accountant.md §9.25.4)
+    assert SESSION47["REP48_END_SEARCH"] is False and SESSION47["REP48_END_PROBE"] is False
+    # (both inert while REP47_END_SPLITS is off: docs/accountant.md §9.25.4)
+    assert limits.REP48_END_SEARCH is True and limits.REP48_END_PROBE is True
 
 
 class _Exact(ViaBottom):
     """A ViaBottom whose legs are A(e) = a e^{-k e} and B(e) = b e^{-m e} (convex in t = e^e, non-increasing), bracketed
-    at rel_tol r by [v max(0, 1 - r / 5), v (1 + r / 5)] (every bracket holds the exact value), each certification
+    at rel_tol r by [v / (1 + r / 5), v (1 + r / 5)] (every bracket holds the exact value), each certification
     logged."""
 
     def __init__(self, a: float, k: float, b: float, m: float) -> None:
@@ -45,7 +47,7 @@ class _Exact(ViaBottom):
         if key not in self._leg_cache:
             self.calls.append(key)
             v = self.value(j, e)
-            self._leg_cache[key] = AccountantReport(e, v * max(0.0, 1.0 - rel_tol / 5), v * (1.0 + rel_tol / 5))
+            self._leg_cache[key] = AccountantReport(e, v / (1.0 + rel_tol / 5), v * (1.0 + rel_tol / 5))
         return self._leg_cache[key]
 
     def exact(self, eps: float, f: float) -> float:
@@ -157,3 +159,29 @@ def test_inert_without_the_end_splits(monkeypatch):
         got, legs, _ = _engine_legs(monkeypatch, 0.46, 1000, 2.0)
         out[on] = (got, legs)
     assert out[True] == out[False] and out[True][0] == (1.0, 1.0)
+
+
+@settings(max_examples=300, deadline=None)
+@given(a=st.floats(0.2, 1.5), k=st.floats(0.01, 2.0), b=st.floats(0.01, 1.5), m=st.floats(0.01, 3.0), eps=st.floats(0.001, 6.0))
+def test_end_probe_same_end_as_without_it(a, k, b, m, eps):
+    """REP47_END_SPLITS on: end_below returns the same end split (f and bracket) with REP48_END_PROBE on and off, and with
+    it on no end split whose certified upper value is >= 1 is certified at the check's rel_tol where its probe's lower
+    value is >= 1. (Caught: an end skipped whose chain is below 1, e.g. the probe's bar or the comparison reversed.)"""
+    got = {}
+    with pytest.MonkeyPatch.context() as mp:
+        switch(mp, "REP47_END_SPLITS", True)
+        for on in (False, True):
+            switch(mp, "REP48_END_PROBE", on)
+            vb = _Exact(a, k, b, m)
+            s = end_below(vb, eps, 0.1)
+            got[on] = None if s is None else (s.f, s.lower, s.upper)
+            if on:
+                at_rt = {f for (j, e, r) in vb.calls if r == 0.1 and j == 1 for f in (0.0, 1.0)
+                         if e == vb._second(eps, f * eps)}
+    assert got[True] == got[False]
+    if got[True] is None:
+        for f in (0.0, 1.0):
+            e1 = f * eps
+            lo = (vb.value(0, e1) / 1.02 + math.exp(e1) * vb.value(1, vb._second(eps, e1)) / 7.0) * (1 - 1e-12)
+            if lo >= 1.0 * (1 + 1e-9):
+                assert f not in at_rt

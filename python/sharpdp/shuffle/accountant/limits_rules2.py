@@ -100,3 +100,7 @@ LEAD47_NORM_Q_UP = True
 #: window and the golden section (fewer engine legs; another certified split). Inert while REP47_END_SPLITS is off (no
 #: end split is looked for: main's floats). False: §9.24's search from the end split (session 47's)
 REP48_END_SEARCH = True
+#: docs/accountant.md §9.25.7: §9.24's end check skips an end split whose chain's certified lower value (ViaBottom._worse:
+#: leg A at the check's rel_tol, leg B at PROBE_TOL) is at or above 1 (it cannot be below 1) before certifying it (fewer
+#: legs at the cap cells). Inert while REP47_END_SPLITS is off. False: every end split certified (session 47's)
+REP48_END_PROBE = True
