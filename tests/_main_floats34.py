@@ -277,6 +277,8 @@ def session46_floats(monkeypatch) -> None:
 SESSION47: dict = {
     "GAUSS48_SMALL_EXP": False,  # gauss48
     "EPS48_BODY_START": 0.0,  # eps48
+    "REP48_END_SEARCH": False,  # rep48
+    "REP48_END_PROBE": False,  # rep48
 }
 
 

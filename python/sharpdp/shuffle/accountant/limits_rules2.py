@@ -108,3 +108,13 @@ GAUSS48_SMALL_EXP = False
 #: with it on: §8.28.5)
 EPS48_BODY_START = 0.9
 EPS48_BODY_N = 10**8  # docs/accountant.md §8.28: §8.28's rule from this n on (the cells measured: n = 1e8, 1e9)
+# session 48, rep48
+#: docs/accountant.md §9.25: where §9.24's rule (REP47_END_SPLITS) finds an end split below 1 with SPLITS at the cap, the
+#: split search slides from that end on loose legs (via_bottom_end_search.end_search) in place of SPLITS at rel_tol, the
+#: window and the golden section (fewer engine legs; another certified split). Inert while REP47_END_SPLITS is off (no
+#: end split is looked for: main's floats). False: §9.24's search from the end split (session 47's)
+REP48_END_SEARCH = True
+#: docs/accountant.md §9.25.7: §9.24's end check skips an end split whose chain's certified lower value (ViaBottom._worse:
+#: leg A at the check's rel_tol, leg B at PROBE_TOL) is at or above 1 (it cannot be below 1) before certifying it (fewer
+#: legs at the cap cells). Inert while REP47_END_SPLITS is off. False: every end split certified (session 47's)
+REP48_END_PROBE = True

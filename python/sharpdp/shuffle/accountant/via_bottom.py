@@ -24,6 +24,7 @@ from sharpdp.shuffle.accountant.via_bottom_chord import cached_chord
 from sharpdp.shuffle.accountant.via_bottom_cliff import Split
 from sharpdp.shuffle.accountant.via_bottom_cover import beyond_reach, cap_refuted, trivial_refuted
 from sharpdp.shuffle.accountant.via_bottom_edge_first import edge_first
+from sharpdp.shuffle.accountant.via_bottom_end_search import end_search
 from sharpdp.shuffle.accountant.via_bottom_ends import end_below, end_found
 from sharpdp.shuffle.accountant.via_bottom_loose_cap import loose_cap
 from sharpdp.shuffle.accountant.via_bottom_mirror import mirror_b, raise_lower
@@ -214,7 +215,7 @@ class ViaBottom(BudgetSearch):
             if low is not None:
                 return self._as_report(eps_in, low)
         if ct != rel_tol and max(self.split(eps, f, ct).upper for f in self._start(eps)) >= 1.0:
-            if (capped := loose_cap(self, eps, ct)) is not None:  # (§9.23.7: the cap from the loose legs first)
+            if (capped := loose_cap(self, eps, ct, rel_tol)) is not None:  # (§9.23.7; §9.25: from an end below 1)
                 return self._as_report(eps_in, capped)
             ct = rel_tol  # (the model's first splits, cached: near the cap, the candidates of before at once)
         cands = self._candidates(eps, ct, rel_tol, self.SPLITS)
@@ -240,13 +241,7 @@ class ViaBottom(BudgetSearch):
         # a cliff of leg B outside it: §9.5); the split it finds certified at rel_tol; every split is a valid bound
         rt = max(rel_tol, 0.1)
         lo, hi = max(best.f - 0.06, 0.0), min(best.f + 0.06, 1.0)
-        found, b = self._window(eps, lo, hi, rt)
-        sgn = 1.0 if hi < 1.0 and hi - found.f < self.SPLIT_TOL else -1.0 if 0.0 < lo and found.f - lo < self.SPLIT_TOL else 0.0
-        if found.upper >= VALUE_FLOOR:  # (below it no rel_tol is targeted, §6.3: nothing to search for)
-            if sgn != 0.0:
-                found = self._beyond(eps, found, sgn, rt)
-            elif math.exp(found.e1) * found.leg_b.upper <= self.CLIFF * found.upper:  # a cliff inside the bracket
-                found = self._edge(eps, found, rt) if self._past_cliff(found) else self._shrink(eps, found, b, rt)
+        found = self._refine(eps, lo, hi, rt)
         if ct != rel_tol:  # (§9.11: every candidate on legs at rt, the least one alone certified at rel_tol below)
             cands.append(found)
         # its loose certified lower value above the smallest certified upper value: its value at rel_tol is
@@ -261,6 +256,19 @@ class ViaBottom(BudgetSearch):
             self._contract(eps, self.split(eps, f, rel_tol), rel_tol)
         self._hint = eps - best.e1 if best.upper < 1.0 else None
         return self._as_report(eps_in, best)
+
+    def _refine(self, eps: float, lo: float, hi: float, rt: float) -> Split:
+        """The best split over f in [lo, hi] on legs at rel_tol ``rt`` (docs/accountant.md §9): the golden section's window
+        (§9.10), continued beyond it where its best split is at an inner end (§9.5), or toward the edge of a cliff of leg B
+        inside it (§9.5, §9.14)."""
+        found, b = self._window(eps, lo, hi, rt)
+        sgn = 1.0 if hi < 1.0 and hi - found.f < self.SPLIT_TOL else -1.0 if 0.0 < lo and found.f - lo < self.SPLIT_TOL else 0.0
+        if found.upper >= VALUE_FLOOR:  # (below it no rel_tol is targeted, §6.3: nothing to search for)
+            if sgn != 0.0:
+                found = self._beyond(eps, found, sgn, rt)
+            elif math.exp(found.e1) * found.leg_b.upper <= self.CLIFF * found.upper:  # a cliff inside the bracket
+                found = self._edge(eps, found, rt) if self._past_cliff(found) else self._shrink(eps, found, b, rt)
+        return found
 
     def _candidates(self, eps: float, ct: float, rel_tol: float, fs: tuple[float, ...],
                     cands: tuple[Split, ...] | list[Split] = ()) -> list[Split]:
@@ -412,9 +420,13 @@ class ViaBottom(BudgetSearch):
         """The early stop at the cap (docs/accountant.md §9): when the split search cannot report
         below 1, the split of ``cands`` with the largest lower value (its upper value replaced by
         1 >= delta, its lower value by 1 where the legs' lower values prove A(e1) + e^{e1} B(e2) >= 1
-        at every split); None when the search must go on."""
-        if min(c.upper for c in cands) < 1.0 or end_found(self, eps, rel_tol, cands):  # (§9.24: an end split below 1)
+        at every split); None when the search must go on. Where an end split is below 1 (§9.24, appended to
+        ``cands``) the split search from it instead (docs/accountant.md §9.25), its reported split; None with that
+        rule off."""
+        if min(c.upper for c in cands) < 1.0:
             return None
+        if end_found(self, eps, rel_tol, cands):  # (§9.24: an end split below 1; §9.25: the search from it)
+            return end_search(self, eps, rel_tol, max(rel_tol, 0.1), cands[-1])
         best = max(cands, key=lambda c: c.lower)
         if best.lower >= 1.0 or self._cap_proved(eps, cands, rel_tol):
             return replace(best, lower=1.0, upper=1.0)

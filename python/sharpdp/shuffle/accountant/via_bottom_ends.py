@@ -19,10 +19,16 @@ ENDS = (0.0, 1.0)  # the end splits checked, in this order (f = 0 first: the end
 def end_below(vb: Any, eps: float, rel_tol: float) -> Any:
     """With ``limits.REP47_END_SPLITS``: the first end split (f = 0, then f = 1) whose certified upper value on legs at
     ``rel_tol`` (vb.split, its absolute target of §9.4 on leg B) is below 1, else None; None at once with the switch
-    off (no leg runs: main's stops)."""
+    off (no leg runs: main's stops). With ``limits.REP48_END_PROBE`` an end whose chain has a certified lower value >= 1
+    (vb._worse at the bar 1) is skipped before it is certified (docs/accountant.md §9.25.7)."""
     if not limits.REP47_END_SPLITS:
         return None
     for f in ENDS:
+        # (§9.25.7: a certified lower value of the end's chain at or above 1 puts every certified upper value of it there
+        # too; leg B at the loose PROBE_TOL first, as the search's probes; a stand-in without probes certifies each end)
+        worse = getattr(vb, "_worse", None)
+        if limits.REP48_END_PROBE and worse is not None and worse(eps, f, rel_tol, 1.0):
+            continue
         s = vb.split(eps, f, rel_tol)
         if s.upper < 1.0:
             return s
