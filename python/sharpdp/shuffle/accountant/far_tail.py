@@ -374,7 +374,9 @@ def certify_bigjump(law: Law, gamma: float, n: int, rel_tol: float = 1e-2, worke
                 jt = closed_at_clamp(jt, law, gamma, n, T0)  # (before the body pass's decision, which reads jt.lo)
             h = h_used
             pen = 0.0
-            if lower and not math.isfinite(lo_s):
+            # (an upper-first run computes the penalty too, only for the bracket's redo with B x 4 below: its lower
+            # value stays 0; docs/accountant_tail.md §77)
+            if (lower or (as_bracket and limits.TAIL48_UPPER_B)) and not math.isfinite(lo_s):
                 pen = lower_tail_penalty(law, gamma, n, T0, B, Chernoff(lat.g, lat.eta, lat.k0, h, n - 1))
             # body E[A_+]/(n gamma): Chernoff (x_+ <= e^{lam x}/(e lam)) on the hat law, else the engine
             body_up = bc if bc is not None else body_chernoff(lat, h, n, gamma)

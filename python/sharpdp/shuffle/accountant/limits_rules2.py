@@ -94,3 +94,9 @@ DFT47_TAYLOR_PRUNED = True
 #: squares and its square root round to nearest: the kernel's value can be 1 ulp below the spectrum's l2 norm that
 #: fft.spectrum promises; rev47); False: the kernel's value as returned (session 46's floats)
 LEAD47_NORM_Q_UP = True
+# session 48, tail48
+#: docs/accountant_tail.md §77: an upper-first far-tail run (§15) on a law with an unbounded left tail computes the lower
+#: clamp's penalty and redoes its round with B x 4 where the bracket's rule would (penalty > 0.05 rel_tol of the value),
+#: keeping the least certified upper value of its rounds (the bracket's second round of §15, which lowers the jump
+#: term's upper value: 0.6-0.9 % on the BMG replace-one pair's deep tail); False: the first round's B alone (session 47)
+TAIL48_UPPER_B = False
