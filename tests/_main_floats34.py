@@ -276,6 +276,7 @@ def session46_floats(monkeypatch) -> None:
 #: every session-48 switch at its session-47 value
 SESSION47: dict = {
     "TAIL48_UPPER_B": False,  # tail48
+    "TAIL48_BRACKET_SKIP": False,  # tail48
 }
 
 

@@ -68,5 +68,23 @@ def test_skip_round_checks_its_inputs():
     assert far_tail_upper.skip_round(1.01 * level, 1e-2, 1.0) and not far_tail_upper.skip_round(level, 1e-2, 1.0)
 
 
-def test_switch_default_off():
-    assert limits.TAIL48_UPPER_B is False
+def test_switches_default_off():
+    assert limits.TAIL48_UPPER_B is False and limits.TAIL48_BRACKET_SKIP is False
+
+
+@pytest.mark.parametrize("params,eps", [(BMG, 3.0), (BMG, 3.9), (HEAVY, 3.5)])
+def test_bracket_skip_same_bracket(monkeypatch, params, eps):
+    """§77.6: a bracket's rounds skipped before their jump term (penalty > BRACKET_SKIP est) give the same bracket
+    (measured bit for bit at 14 eps of [0.05, 3.9] on the BMG replace-one round), and it holds the upper value first."""
+    ref = _acc(params).get_delta_bounds(eps)
+    switch(monkeypatch, "TAIL48_BRACKET_SKIP", True)
+    assert _acc(params).get_delta_bounds(eps) == ref
+    switch(monkeypatch, "TAIL48_UPPER_B", True)
+    assert ref[0] <= _upper_first(params, eps)
+
+
+def test_skip_bracket_round_checks_its_input():
+    with pytest.raises(ValueError, match="est"):
+        far_tail_upper.skip_bracket_round(1.0, 0.0)
+    b = far_tail_upper.BRACKET_SKIP
+    assert far_tail_upper.skip_bracket_round(1.01 * b, 1.0) and not far_tail_upper.skip_bracket_round(b, 1.0)

@@ -43,6 +43,7 @@ from sharpdp.shuffle.accountant.far_tail_keep import far_factor
 from sharpdp.shuffle.accountant.far_tail_shift import shift_prob_up
 from sharpdp.shuffle.accountant.far_tail_top import clamp_redo, top_upper
 from sharpdp.shuffle.accountant.far_tail_upper import UPPER_REDO, penalty as _penalty, skip_round as _skip_b  # (§77)
+from sharpdp.shuffle.accountant.far_tail_upper import skip_bracket_round as _skip_br  # (§77.6)
 from sharpdp.shuffle.accountant.far_tail_warm import closed_T0 as _closed_T0, sweep_T0  # (§63)
 from sharpdp.shuffle.accountant.far_tail_steps import LOOSE_STEP_MAX, LOOSE_STEP_N, body_spacing, body_step, clamp_shift
 from sharpdp.shuffle.accountant.far_tail_steps import body_lower as _body_lower, first_factor, first_step
@@ -275,6 +276,7 @@ def certify_bigjump(law: Law, gamma: float, n: int, rel_tol: float = 1e-2, worke
     B, skipped, scaled = None, False, False
     # (§77: an upper-first run follows the bracket's redo with B x 4 on a law with an unbounded left tail)
     up_b = as_bracket and not lower and limits.TAIL48_UPPER_B and not bounded and not math.isfinite(lo_s)
+    br_b = lower and limits.TAIL48_BRACKET_SKIP and not bounded and not math.isfinite(lo_s)  # (§77.6)
     rounds: list[tuple[_Round, FarTailBracket]] = []  # every round's values (and the state of one cut by §26)
     for _rnd in range(4):
         try:
@@ -316,9 +318,9 @@ def certify_bigjump(law: Law, gamma: float, n: int, rel_tol: float = 1e-2, worke
             for _ in range(max_rounds):
                 try:
                     lat_n = _laws(law, gamma, h, T0, B, lower=lower and not bounded)
-                    if up_b and jt is None and _rnd < 3 and (T0 + 4.0 * B) / h * J_LO <= K_MAX:
+                    if (up_b or br_b) and jt is None and _rnd < 3 and (T0 + 4.0 * B) / h * J_LO <= K_MAX:
                         pen_b = (lat_n, _penalty(law, gamma, n, lat_n, h, T0, B))
-                        if _skip_b(pen_b[1], rel_tol, est):
+                        if _skip_b(pen_b[1], rel_tol, est) if up_b else _skip_br(pen_b[1], est):
                             skip_b = True  # (the redo with B x 4 below is certain: no jump term at this B; §77)
                             break
                     if limits.JUMP_TV_STOP and jt is not None and 0.0 < lo_best and \

@@ -17,6 +17,7 @@ from sharpdp.shuffle.laws import Law
 # of its value (the upper value moves far less than the lower one: measured 0.6 % at penalty / value 16, 4e-5 at 2e-3)
 UPPER_REDO = 20.0
 SKIP_OVER = 4.0  # a round is skipped before its jump term where its penalty exceeds this many times the redo's level
+BRACKET_SKIP = 2.0  # a bracket's round is skipped where its penalty exceeds this many times est (§77.6)
 
 
 def penalty(law: Law, gamma: float, n: int, lat: LatticeLaws, h: float, T0: float, B: float) -> float:
@@ -34,4 +35,14 @@ def skip_round(pen: float, rel_tol: float, est: float) -> bool:
     return pen > SKIP_OVER * 0.05 * UPPER_REDO * rel_tol * est
 
 
-__all__ = ["SKIP_OVER", "UPPER_REDO", "penalty", "skip_round"]
+def skip_bracket_round(pen: float, est: float) -> bool:
+    """Whether a bracket's round (``lower``) with penalty ``pen`` on its first lattice law is redone with B x 4 before its
+    jump term (``limits.TAIL48_BRACKET_SKIP``): the penalty exceeds BRACKET_SKIP times the one-jump estimate ``est``
+    of the value, so that the round's lower value Body_lo + J_lo - pen would be about 0 and its redo certain
+    (docs/accountant_tail.md §77.6; an estimate: it chooses which certified rounds run, never a value)."""
+    if est <= 0.0:
+        raise ValueError(f"est must be positive, got est={est!r}")
+    return pen > BRACKET_SKIP * est
+
+
+__all__ = ["BRACKET_SKIP", "SKIP_OVER", "UPPER_REDO", "penalty", "skip_bracket_round", "skip_round"]

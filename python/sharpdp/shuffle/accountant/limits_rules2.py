@@ -100,3 +100,8 @@ LEAD47_NORM_Q_UP = True
 #: keeping the least certified upper value of its rounds (the bracket's second round of §15, which lowers the jump
 #: term's upper value: 0.6-0.9 % on the BMG replace-one pair's deep tail); False: the first round's B alone (session 47)
 TAIL48_UPPER_B = False
+#: docs/accountant_tail.md §77.6: a far-tail bracket's round on a law unbounded below and above is redone with B x 4
+#: before its jump term where the lower clamp's penalty on its first lattice law exceeds BRACKET_SKIP times the
+#: one-jump estimate (its lower value would be ~0, its redo certain; speed, other floats where the skipped round would
+#: have raised §48.2's miss or been the least upper value); False: every round computed (session 47)
+TAIL48_BRACKET_SKIP = False
