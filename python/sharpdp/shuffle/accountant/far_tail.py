@@ -229,7 +229,8 @@ def certify_bigjump(law: Law, gamma: float, n: int, rel_tol: float = 1e-2, worke
     ``negligible`` (the caller's maximum over laws). Raises :class:`~.jump.TailCoarsen` when a size cap binds
     (:func:`try_certify` then falls back to the plain engine). ``as_bracket`` (with ``lower`` False): the
     upper value of the bracket's first round, on its grid and with its choice of the body pass (the jump term's
-    upper value standing in for its lower one; docs/accountant_tail.md §15). ``doomed`` (speed only, the same floats):
+    upper value standing in for its lower one; docs/accountant_tail.md §15; with ``limits.TAIL48_UPPER_B`` its rounds
+    widen the lower clamp B as the bracket's do, §77). ``doomed`` (speed only, the same floats):
     a round certain to be redone with B x 4 stops its body passes, refined later only where it may matter (§26).
     ``T0_max``: a cap on the clamp T0 (a choice; the values stay certified for any T0, §7); where the rounds' grid
     is too coarse for the centroid law's first group and the bracket misses ``rel_tol``, one more run at the
