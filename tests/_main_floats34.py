@@ -279,6 +279,8 @@ SESSION47: dict = {
     "EPS48_BODY_START": 0.0,  # eps48
     "REP48_END_SEARCH": False,  # rep48
     "REP48_END_PROBE": False,  # rep48
+    "TAIL48_UPPER_B": False,  # tail48
+    "TAIL48_BRACKET_SKIP": False,  # tail48
 }
 
 

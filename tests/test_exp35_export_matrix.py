@@ -111,4 +111,5 @@ def test_default_export_within_1_percent_heavy_tailed_zero_out():
 def test_default_export_within_1_percent_heavy_tailed_replace(monkeypatch):
     # (**) session 37, exp37: the miss without docs/composition.md §4.10's check (with it: tests/test_exp37_upper_first.py)
     switch(monkeypatch, "EXPORT_UPPER_FIRST_CHECK", False)
+    switch(monkeypatch, "TAIL48_UPPER_B", False)  # (tail48: the rule removes the miss, docs/accountant_tail.md §77.4)
     _check("heavy-replace", HEAVY_CELLS["heavy-replace"], np.linspace(3.35, 3.55, 9))

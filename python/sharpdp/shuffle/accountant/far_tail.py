@@ -42,6 +42,8 @@ from sharpdp.shuffle.accountant.far_tail_keep import miss_over, next_factor, sca
 from sharpdp.shuffle.accountant.far_tail_keep import far_factor
 from sharpdp.shuffle.accountant.far_tail_shift import shift_prob_up
 from sharpdp.shuffle.accountant.far_tail_top import clamp_redo, top_upper
+from sharpdp.shuffle.accountant.far_tail_upper import UPPER_REDO, penalty as _penalty, skip_round as _skip_b  # (§77)
+from sharpdp.shuffle.accountant.far_tail_upper import skip_bracket_round as _skip_br  # (§77.6)
 from sharpdp.shuffle.accountant.far_tail_warm import closed_T0 as _closed_T0, sweep_T0  # (§63)
 from sharpdp.shuffle.accountant.far_tail_steps import LOOSE_STEP_MAX, LOOSE_STEP_N, body_spacing, body_step, clamp_shift
 from sharpdp.shuffle.accountant.far_tail_steps import body_lower as _body_lower, first_factor, first_step
@@ -227,7 +229,8 @@ def certify_bigjump(law: Law, gamma: float, n: int, rel_tol: float = 1e-2, worke
     ``negligible`` (the caller's maximum over laws). Raises :class:`~.jump.TailCoarsen` when a size cap binds
     (:func:`try_certify` then falls back to the plain engine). ``as_bracket`` (with ``lower`` False): the
     upper value of the bracket's first round, on its grid and with its choice of the body pass (the jump term's
-    upper value standing in for its lower one; docs/accountant_tail.md §15). ``doomed`` (speed only, the same floats):
+    upper value standing in for its lower one; docs/accountant_tail.md §15; with ``limits.TAIL48_UPPER_B`` its rounds
+    widen the lower clamp B as the bracket's do, §77). ``doomed`` (speed only, the same floats):
     a round certain to be redone with B x 4 stops its body passes, refined later only where it may matter (§26).
     ``T0_max``: a cap on the clamp T0 (a choice; the values stay certified for any T0, §7); where the rounds' grid
     is too coarse for the centroid law's first group and the bracket misses ``rel_tol``, one more run at the
@@ -272,6 +275,9 @@ def certify_bigjump(law: Law, gamma: float, n: int, rel_tol: float = 1e-2, worke
         fg = first_factor(coarse, first, h_fg, h_start, T0_max)  # (§50: 1 where the first group's step stays)
         h_start = h_fg / 2.0 ** max(math.ceil(math.log2(h_fg / h_start)), 0)
     B, skipped, scaled = None, False, False
+    # (§77: an upper-first run follows the bracket's redo with B x 4 on a law with an unbounded left tail)
+    up_b = as_bracket and not lower and limits.TAIL48_UPPER_B and not bounded and not math.isfinite(lo_s)
+    br_b = lower and limits.TAIL48_BRACKET_SKIP and not bounded and not math.isfinite(lo_s)  # (§77.6)
     rounds: list[tuple[_Round, FarTailBracket]] = []  # every round's values (and the state of one cut by §26)
     for _rnd in range(4):
         try:
@@ -309,9 +315,15 @@ def certify_bigjump(law: Law, gamma: float, n: int, rel_tol: float = 1e-2, worke
             bc: float | None = None  # body_chernoff of lat, where already computed (the same value)
             h_used = h
             lo_best, gap_prev = 0.0, math.inf
+            pen_b, skip_b = None, False  # (§77: an upper-first round's penalty on its first lattice law, and its skip)
             for _ in range(max_rounds):
                 try:
                     lat_n = _laws(law, gamma, h, T0, B, lower=lower and not bounded)
+                    if (up_b or br_b) and jt is None and _rnd < 3 and (T0 + 4.0 * B) / h * J_LO <= K_MAX:
+                        pen_b = (lat_n, _penalty(law, gamma, n, lat_n, h, T0, B))
+                        if _skip_b(pen_b[1], rel_tol, est) if up_b else _skip_br(pen_b[1], est):
+                            skip_b = True  # (the redo with B x 4 below is certain: no jump term at this B; §77)
+                            break
                     if limits.JUMP_TV_STOP and jt is not None and 0.0 < lo_best and \
                             tv_floor_estimate(jt, lat_n, n - 1) > 0.7 * (jt.up - lo_best):
                         break  # the step's TV terms alone would stop it (below; §44.4, a choice of steps)
@@ -366,6 +378,9 @@ def certify_bigjump(law: Law, gamma: float, n: int, rel_tol: float = 1e-2, worke
                     # (a large FFT halves at a time, so that the stop above sees a gap that no longer shrinks before
                     # a leap to a far finer grid; docs/accountant_tail.md §30, speed only)
                     h /= 2.0 if jt_n.N * d >= HALVE_N else d
+            if skip_b:
+                B = 4.0 * B
+                continue
             if jt is None or lat is None:
                 raise TailCoarsen(h)  # no grid fitted the caps: the caller falls back to the plain engine
             jt = replace(jt, lo=lo_best)
@@ -374,7 +389,11 @@ def certify_bigjump(law: Law, gamma: float, n: int, rel_tol: float = 1e-2, worke
                 jt = closed_at_clamp(jt, law, gamma, n, T0)  # (before the body pass's decision, which reads jt.lo)
             h = h_used
             pen = 0.0
-            if lower and not math.isfinite(lo_s):
+            # (an upper-first run computes the penalty too, only for the bracket's redo with B x 4 below: its lower
+            # value stays 0; docs/accountant_tail.md §77)
+            if pen_b is not None and pen_b[0] is lat:
+                pen = pen_b[1]  # (the same value, computed before the jump term)
+            elif (lower or up_b) and not math.isfinite(lo_s):
                 pen = lower_tail_penalty(law, gamma, n, T0, B, Chernoff(lat.g, lat.eta, lat.k0, h, n - 1))
             # body E[A_+]/(n gamma): Chernoff (x_+ <= e^{lam x}/(e lam)) on the hat law, else the engine
             body_up = bc if bc is not None else body_chernoff(lat, h, n, gamma)
@@ -434,7 +453,7 @@ def certify_bigjump(law: Law, gamma: float, n: int, rel_tol: float = 1e-2, worke
             redo, met = False, 0.0 < lo and up - lo <= pair_keep(jt.N, scaled) * rel_tol * lo and jt.N >= KEEP_N
             if multi > 1.2 * PAIR_FRAC * rel_tol * val and val < est and not met and not capped:
                 est, redo = val, True  # the pair term was sized for a larger value, unless the round meets rel_tol/2
-            if (pen > 0.05 * rel_tol * val and up > max(negligible, VALUE_FLOOR)
+            if (pen > 0.05 * rel_tol * val * (UPPER_REDO if up_b else 1.0) and up > max(negligible, VALUE_FLOOR)
                     and (T0 + 4.0 * B) / h * J_LO <= K_MAX):
                 # (not when the wider clamp would not fit at this round's step: its centroid law would be lost to the
                 # coarser grid the caps allow, and its values could not improve on this round's; §11.1)

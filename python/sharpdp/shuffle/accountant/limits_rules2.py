@@ -118,3 +118,14 @@ REP48_END_SEARCH = True
 #: leg A at the check's rel_tol, leg B at PROBE_TOL) is at or above 1 (it cannot be below 1) before certifying it (fewer
 #: legs at the cap cells). Inert while REP47_END_SPLITS is off. False: every end split certified (session 47's)
 REP48_END_PROBE = True
+# session 48, tail48
+#: docs/accountant_tail.md §77: an upper-first far-tail run (§15) on a law with an unbounded left tail computes the lower
+#: clamp's penalty and redoes its round with B x 4 where the bracket's rule would (penalty > 0.05 rel_tol of the value),
+#: keeping the least certified upper value of its rounds (the bracket's second round of §15, which lowers the jump
+#: term's upper value: 0.6-0.9 % on the BMG replace-one pair's deep tail); False: the first round's B alone (session 47)
+TAIL48_UPPER_B = False
+#: docs/accountant_tail.md §77.6: a far-tail bracket's round on a law unbounded below and above is redone with B x 4
+#: before its jump term where the lower clamp's penalty on its first lattice law exceeds BRACKET_SKIP times the
+#: one-jump estimate (its lower value would be ~0, its redo certain; speed, other floats where the skipped round would
+#: have raised §48.2's miss or been the least upper value); False: every round computed (session 47)
+TAIL48_BRACKET_SKIP = False
