@@ -108,3 +108,17 @@ def test_same_accountant_two_deltas(monkeypatch):
 def test_switch_default_on():
     """The rule under review is the one shipped (on, 0.9, from n = 1e8)."""
     assert limits.EPS48_BODY_START == ON and limits.EPS48_BODY_N == 10**8
+
+
+def test_near_zero_poor_start(monkeypatch):
+    """A natural poor start with the gate open: GaussianRandomizer(4.6), n = 1e8, delta = 1.26e-5 (get_delta(0) is
+    1.285e-5, the answer ~5.2e-7): the shape start lies ~8 % (80 xtol) below the root; measured five probes (three
+    switch off). The search must still end within 10 probes, certified, within xtol of the switch-off answer."""
+    rnd, n, delta = GaussianRandomizer(4.6, 1), 10**8, 1.26e-5
+    off = _off(monkeypatch, rnd, n, delta)
+    rec = _spy(monkeypatch)
+    on = ShuffleAccountant(rnd, n).get_epsilon(delta)
+    assert rec["gate"] == [True] and rec["probes"] <= 10, rec
+    assert on > 0.0
+    _certified(rnd, n, delta, on)
+    assert abs(on / off - 1.0) <= XTOL
