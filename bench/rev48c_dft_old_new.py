@@ -3,8 +3,8 @@ bench/dft48_dft_low_harness.cpp. Build (in DIR):
   git show 6c4537e9:cpp/kernels/dft_taylor.hpp > DIR/old.hpp; cp cpp/kernels/dft_taylor.hpp DIR/new.hpp
   sed 's/dft_taylor::dft_blocks(/dft_taylor::dft_blocks<Sum2>(/' bench/dft48_dft_low_harness.cpp > DIR/hold.cpp
   g++ -O3 -ffp-contract=off -std=c++17 -IDIR -DHDR='"old.hpp"' DIR/hold.cpp -o DIR/hold  (hnew: the harness, new.hpp)
-Run: python bench/rev48c_dft_old_new.py DIR. Result (22:51-22:58 UTC): 7,671 inputs, every input with a finite e equal
-(e and every z~); differences only on NaN / inf inputs (e = inf in both): the NaNs' sign, and the refused frequencies
+Run: python bench/rev48c_dft_old_new.py DIR. Result (22:59-23:02 UTC): 7,680 inputs, every input with a finite e equal
+(e and every z~); 1,670 differ, all NaN / inf inputs (e = inf in both): the NaNs' sign, and the refused frequencies
 NaN instead of stale values (docs/accountant_tail.md §75.1)."""
 
 from __future__ import annotations
