@@ -125,13 +125,12 @@ def test_nonfinite_and_zero_vectors():
             assert [_hx(complex(v)) for v in z] == [_hx(c) for c in _replica(y, K)]
 
 
-@pytest.mark.xfail(strict=True, reason="rev48c finding (session 47's bound, not dft48's): sqrt(er^2 + ei^2) underflows")
 def test_bound_scales_with_the_input_near_underflow():
     """|z~ - z| scales with y exactly (y s, s a power of 2: every operation scaled, nothing subnormal in the sums), so
     a bound e(y s) should not fall below s e(y). At sum|y| ~ 1e-147 (K = 0) the final sqrt(er^2 + ei^2) 1.01 of
     dft_taylor.hpp squares doubles near 1e-162 into subnormals: e(y s) is 16 % below s e(y) (er^2 rounded down to a few
-    ulps of 2^-1074), before the refusal (er^2 + ei^2 = 0: e = inf) sets in. Fix: std::hypot(er, ei) 1.01 (no
-    underflow, within 1 ulp), or er + ei. Strict xfail: passes (XPASS fails) once fixed."""
+    ulps of 2^-1074), before the refusal (er^2 + ei^2 = 0: e = inf) sets in. Fixed at session 48's merge (er + ei
+    where the squares' sum is below 2^-968, docs/accountant_tail.md §75.6); a strict xfail before."""
     rng = np.random.default_rng(1)
     y = rng.random(771)
     _, e0 = KER.dft_low(y, 0)

@@ -257,7 +257,11 @@ double dft_blocks(const double* y, std::int64_t N, std::int64_t K, std::complex<
       const double Gu = Gv[q][l] * (1.0 + 1.01 * nbd * kUt);
       const double base = (15.0 * kUt * (1.0 + 14.0 * kUt) + g2 * 1.01) * Gu + F[j] * Y;
       const double er = base + kUt * std::fabs(zr), ei = base + kUt * std::fabs(zi);
-      errk[static_cast<std::size_t>(k0 + j)] = std::sqrt(er * er + ei * ei) * 1.01;
+      // sqrt(er^2 + ei^2) where the squares are not subnormal (the sum >= 2^-968: each square's rounding within 2^-1075
+      // absolute, ~2^-107 of the sum); er + ei (>= the modulus, exactly) below, where a square would round into the
+      // subnormals (rev48c: a bound below its scaled value) or to 0 (a refusal): docs/accountant_tail.md §75.6
+      const double s2 = er * er + ei * ei;
+      errk[static_cast<std::size_t>(k0 + j)] = (s2 >= 0x1p-968 ? std::sqrt(s2) : er + ei) * 1.01;
     }
   });
   double e = 0.0;
