@@ -277,6 +277,7 @@ def session46_floats(monkeypatch) -> None:
 SESSION47: dict = {
     "GAUSS48_SMALL_EXP": False,  # gauss48
     "EPS48_BODY_START": 0.0,  # eps48
+    "CAL48_SAFE_STEP": False,  # cal48
 }
 
 

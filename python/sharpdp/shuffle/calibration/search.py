@@ -469,6 +469,7 @@ class Search:
                                    f"{min(p[5] for p in self.pts):.4g} ({why}; docs/calibration.md §5)")
             if not tried and not repair and self.search_rel != CERT_REL_TOL:
                 xs, ts = self._loose_good(xs, ts)
+                xs = self._safe_first(xs, ts, xc, coef)
             pred, edge = self.model(xs, ts, coef, xc, tc, True), abs(xs - xc) >= 0.99 * self.trust(xc, tc, coef)
             self.evaluate(xs, ts, True)
             tried = True
@@ -482,6 +483,21 @@ class Search:
                 excess = math.log(up) - ld + rho + mu if 0.0 < up < math.inf else 1.0
                 fails, last_fail = fails + 1, (xs, ts, excess)
                 mu = mu + _MU_STEP  # (the refit already knows the failed point)
+
+    def _safe_first(self, xs: float, ts: float | None, xc: float, coef: tuple[float, ...]) -> float:
+        """Stage 3's first certifying x after a single evaluation (loose, one-dimensional search) with
+        ``limits.CAL48_SAFE_STEP`` (docs/calibration.md §20): the step from that point times
+        ``limits.CAL48_SAFE_STEP_K`` where it goes up in x, divided by it where it goes down (both towards larger
+        sigma0, the safe side), at most the trust region from it; else ``xs``. A choice of points only: the point is
+        certified by its own evaluation."""
+        if not (limits.CAL48_SAFE_STEP and ts is None and len(self.pts) == 1 and not self.pts[0][3]):
+            return xs
+        k = float(limits.CAL48_SAFE_STEP_K)
+        if not (math.isfinite(k) and k >= 1.0):
+            raise ValueError(f"limits.CAL48_SAFE_STEP_K must be a finite number >= 1, got {k!r}")
+        x1 = self.pts[0][0]
+        step = xs - x1
+        return min(x1 + step * (k if step > 0.0 else 1.0 / k), x1 + self.trust(x1, ts, coef))
 
     def _loose_good(self, xs: float, ts: float | None) -> tuple[float, float | None]:
         """Stage 3's first certifying point on loose search evaluations (docs/calibration.md §8): the loose point of
