@@ -109,9 +109,9 @@ GAUSS48_SMALL_EXP = False
 EPS48_BODY_START = 0.9
 EPS48_BODY_N = 10**8  # docs/accountant.md §8.28: §8.28's rule from this n on (the cells measured: n = 1e8, 1e9)
 # session 48, cal48
-#: docs/calibration.md §20: on the loose search (n >= 1e7, eps <= 0.01), the one-dimensional search's first certifying
-#: point after a single (loose) evaluation takes its step from that point scaled towards the safe side (larger sigma0):
-#: times CAL48_SAFE_STEP_K where it steps up, divided by it where it steps down (the template's slope measured 1.5x
-#: too steep there, §19); False: the model's step as it is (session 47's evaluations and floats)
+#: docs/calibration.md §20: on the loose search at n >= CAL44_SHAPE_N (calibrate_gaussian, zero-out), stage 3's first
+#: certifying point after a single (loose) evaluation takes the model's step from that point lengthened towards the safe
+#: side (larger sigma0) by max(1, CAL48_SAFE_STEP_K x the model's slope / the shape model's slope) (the template's
+#: slope was 1.4x too steep at (1e8, 0.001), §19, §20); False: the model's step (session 47's evaluations and floats)
 CAL48_SAFE_STEP = False
-CAL48_SAFE_STEP_K = 2.0  # docs/calibration.md §20: the step's factor (1.57 needed at (1e8, 0.001), §19)
+CAL48_SAFE_STEP_K = 1.25  # docs/calibration.md §20: the shape model's slope divided by this (it was 4-7 % too steep)
