@@ -38,11 +38,12 @@ def _search(pts, safe=-20.0):
 
 def test_switch_off_at_main_and_listed():
     assert limits.CAL48_SAFE_STEP is False and SESSION47["CAL48_SAFE_STEP"] is False
-    assert limits.CAL48_SAFE_STEP_K == 1.25
+    assert limits.CAL48_SAFE_STEP_K == 2.0
 
 
 def test_safe_first_step(monkeypatch):
-    """The model's step from the single loose point times max(1, K s_model / s_safe) up, divided by it down; nothing
+    """The model's step from the single loose point times 1 + K max(s_model / s_safe - 1, 0) up, divided by it down;
+    nothing
     where the rule does not apply (s_model = -30 here: the base's slope, the fit through one point adding ~0)."""
     loose = (0.15, None, -13.8, False, 0.99e-6, 1.05e-6)
     s = _search([loose])
@@ -52,12 +53,14 @@ def test_safe_first_step(monkeypatch):
     switch(monkeypatch, "CAL48_SAFE_STEP", False)
     assert s._safe_first(0.1507, None, 0.15, coef) == 0.1507  # (off: the model's step)
     switch(monkeypatch, "CAL48_SAFE_STEP", True)
-    f = 1.25 * s_model / -20.0  # (1.875)
+    f = 1.0 + 2.0 * (s_model / -20.0 - 1.0)  # (2.0)
     assert s._safe_first(0.1507, None, 0.15, coef) == pytest.approx(0.15 + f * 7e-4, abs=1e-15)
     assert s._safe_first(0.1493, None, 0.15, coef) == pytest.approx(0.15 - 7e-4 / f, abs=1e-15)
     assert s._safe_first(0.15, None, 0.15, coef) == 0.15
     switch(monkeypatch, "CAL48_SAFE_STEP_K", 1.0)
     assert s._safe_first(0.1507, None, 0.15, coef) == pytest.approx(0.15 + 1.5 * 7e-4, abs=1e-15)
+    # the two slopes agreeing: the model's step
+    assert _search([loose], safe=s_model)._safe_first(0.1507, None, 0.15, coef) == pytest.approx(0.1507, abs=1e-15)
     # a slope model steeper than the model's: never a shorter step up (the factor is at least 1)
     assert _search([loose], safe=-60.0)._safe_first(0.1507, None, 0.15, coef) == 0.1507
     # at most the trust region from the point (1.5 / 30 in x here)
@@ -71,7 +74,7 @@ def test_safe_first_step(monkeypatch):
         assert _search([loose], safe=bad_slope)._safe_first(0.1507, None, 0.15, coef) == 0.1507
     for bad in (0.5, math.nan, math.inf):
         switch(monkeypatch, "CAL48_SAFE_STEP_K", bad)
-        with pytest.raises(ValueError, match="CAL48_SAFE_STEP_K"):
+        with pytest.raises(ValueError, match="CAL48_SAFE_STEP_K"):  # (K < 1 is refused too)
             s._safe_first(0.1507, None, 0.15, coef)
 
 

@@ -111,7 +111,7 @@ EPS48_BODY_N = 10**8  # docs/accountant.md §8.28: §8.28's rule from this n on 
 # session 48, cal48
 #: docs/calibration.md §20: on the loose search at n >= CAL44_SHAPE_N (calibrate_gaussian, zero-out), stage 3's first
 #: certifying point after a single (loose) evaluation takes the model's step from that point lengthened towards the safe
-#: side (larger sigma0) by max(1, CAL48_SAFE_STEP_K x the model's slope / the shape model's slope) (the template's
+#: side (larger sigma0) by 1 + CAL48_SAFE_STEP_K max(r - 1, 0), r the model's slope over the shape model's (the template's
 #: slope was 1.4x too steep at (1e8, 0.001), §19, §20); False: the model's step (session 47's evaluations and floats)
 CAL48_SAFE_STEP = False
-CAL48_SAFE_STEP_K = 1.25  # docs/calibration.md §20: the shape model's slope divided by this (it was 4-7 % too steep)
+CAL48_SAFE_STEP_K = 2.0  # docs/calibration.md §20: the step's excess over the model's that r implies, times this

@@ -489,8 +489,9 @@ class Search:
         """Stage 3's first certifying x after a single evaluation (loose, one-dimensional search) with
         ``limits.CAL48_SAFE_STEP`` (docs/calibration.md §20): the model's step from that point lengthened where it goes
         up in x (shortened where it goes down: both towards larger sigma0, the safe side) by the factor
-        max(1, K s_model / s_safe), s_model the model's slope of log delta in x there, s_safe = ``self.safe_slope``
-        (a slope model of the caller, e.g. the accountant's shape model) and K = ``limits.CAL48_SAFE_STEP_K``; at most
+        1 + K max(s_model / s_safe - 1, 0), s_model the model's slope of log delta in x there, s_safe =
+        ``self.safe_slope`` (a slope model of the caller, e.g. the accountant's shape model) and K =
+        ``limits.CAL48_SAFE_STEP_K`` (the step is the model's where the two slopes agree); at most
         the trust region from it. Else (or where ``safe_slope`` gives no negative finite slope) ``xs``. A choice of
         points only: the point is certified by its own evaluation."""
         if not (limits.CAL48_SAFE_STEP and ts is None and len(self.pts) == 1 and not self.pts[0][3]
@@ -503,7 +504,7 @@ class Search:
         s_safe = self.safe_slope(x1)
         if not (s_safe is not None and math.isfinite(s_safe) and s_safe < 0.0):
             return xs
-        factor = max(1.0, k * self.slope(x1, ts, coef) / s_safe)  # (both slopes negative)
+        factor = 1.0 + k * max(self.slope(x1, ts, coef) / s_safe - 1.0, 0.0)  # (both slopes negative)
         step = xs - x1
         return min(x1 + step * (factor if step > 0.0 else 1.0 / factor), x1 + self.trust(x1, ts, coef))
 
