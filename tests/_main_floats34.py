@@ -281,6 +281,7 @@ SESSION47: dict = {
     "REP48_END_PROBE": False,  # rep48
     "TAIL48_UPPER_B": False,  # tail48
     "TAIL48_BRACKET_SKIP": False,  # tail48
+    "CAL48_SAFE_STEP": False,  # cal48
 }
 
 

@@ -129,3 +129,10 @@ TAIL48_UPPER_B = False
 #: one-jump estimate (its lower value would be ~0, its redo certain; speed, other floats where the skipped round would
 #: have raised §48.2's miss or been the least upper value); False: every round computed (session 47)
 TAIL48_BRACKET_SKIP = False
+# session 48, cal48
+#: docs/calibration.md §20: on the loose search at n >= CAL44_SHAPE_N (calibrate_gaussian, zero-out), stage 3's first
+#: certifying point after a single (loose) evaluation takes the model's step from that point lengthened towards the safe
+#: side (larger sigma0) by 1 + CAL48_SAFE_STEP_K max(r - 1, 0), r the model's slope over the shape model's (the template's
+#: slope was 1.4x too steep at (1e8, 0.001), §19, §20); False: the model's step (session 47's evaluations and floats)
+CAL48_SAFE_STEP = False
+CAL48_SAFE_STEP_K = 2.0  # docs/calibration.md §20: the step's excess over the model's that r implies, times this

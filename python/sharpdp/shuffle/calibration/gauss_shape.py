@@ -26,6 +26,7 @@ from sharpdp.shuffle.randomizers import GaussianRandomizer
 #: the root is bracketed around the old start in steps of this (in x = log sigma0), at most _GROW steps each way, and
 #: solved to _XTOL in x (the loose search's stage 1 stops within 0.03 in log delta, about 1e-3 in x at its slopes)
 _STEP, _GROW, _XTOL = 0.05, 20, 1e-5
+_H = 1e-4  # the central difference's half step in x of :func:`shape_slope` (docs/calibration.md §20)
 
 
 def shape_x(x0: float, n: int, epsilon: float, target: float, adjacency: str) -> float | None:
@@ -40,6 +41,21 @@ def shape_x(x0: float, n: int, epsilon: float, target: float, adjacency: str) ->
     if not limits.CAL44_SHAPE_START:
         return None
     return _shape_root(x0, n, epsilon, target, adjacency)
+
+
+def shape_slope(x: float, n: int, epsilon: float, adjacency: str) -> float | None:
+    """d log M / d x at x = log sigma0 (central difference, step _H), M the shape model of :func:`shape_x`, or None
+    (not the loose search's zero-out case at n >= ``limits.CAL44_SHAPE_N``, or M not formed). A slope model for the
+    first certifying step of docs/calibration.md §20 (a choice of points only)."""
+    if not (adjacency == "zero_out" and n >= limits.CAL44_SHAPE_N and math.isfinite(x)):
+        return None
+    try:
+        lo, hi = (shape(laws_for(GaussianRandomizer(math.exp(y), 1), epsilon, adjacency), n) for y in (x - _H, x + _H))
+    except (ValueError, ArithmeticError, OverflowError, ZeroDivisionError, NotImplementedError):
+        return None
+    if not (lo > 0.0 and hi > 0.0):
+        return None
+    return (math.log(hi) - math.log(lo)) / (2.0 * _H)
 
 
 def _shape_root(x0: float, n: int, epsilon: float, target: float, adjacency: str) -> float | None:
@@ -76,4 +92,4 @@ def _shape_root(x0: float, n: int, epsilon: float, target: float, adjacency: str
         return None
 
 
-__all__ = ["shape_x"]
+__all__ = ["shape_slope", "shape_x"]

@@ -8,7 +8,7 @@ from sharpdp import _validation as V
 from sharpdp.shuffle.accountant import limits
 from sharpdp.shuffle.accountant.call_heap import kept_first
 from sharpdp.shuffle.calibration.cheap_cert import CheapSearch
-from sharpdp.shuffle.calibration.gauss_shape import shape_x
+from sharpdp.shuffle.calibration.gauss_shape import shape_slope, shape_x
 from sharpdp.shuffle.calibration.estimates import (
     big_jump_estimate,
     big_jump_jensen,
@@ -89,6 +89,7 @@ def calibrate_gaussian_report(n: int, epsilon: float, delta: float, *, adjacency
         if s.loose and bases[0] is base:  # (the shape model's root on the loose search: docs/calibration.md §16.1)
             xs = shape_x(x0, n, epsilon, target, adjacency)
             x0 = x0 if xs is None else xs
+            s.safe_slope = lambda x: shape_slope(x, n, epsilon, adjacency)  # (stage 3's first step: §20)
         s.evaluate(x0, None, False)  # picks the base; stage 1 steps on it through this evaluation (docs/calibration.md §3)
         xb = s.bracket(x0, None, target, STAGE1_TOL, 6)
         s.certify(xb, None)

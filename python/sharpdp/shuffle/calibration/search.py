@@ -253,6 +253,7 @@ class Search:
                            if self.loose else _SEARCH_REL_TOL)
         self.gain_rtol = GAIN_RTOL_LARGE if n >= _LOOSE_N else _GAIN_RTOL  # (stage 3's stop: docs/calibration.md §7)
         self.cert_rel = limits.CAL_CERT_REL_TOL_LOOSE if self.loose else CERT_REL_TOL  # (certifying evaluations)
+        self.safe_slope: Callable[[float], float | None] | None = None  # (docs/calibration.md §20: set by the caller)
 
     def base(self, x: float, t: float | None) -> float:
         """The model's base: the log template while it is usable, else 0 (a purely local model)."""
@@ -469,6 +470,7 @@ class Search:
                                    f"{min(p[5] for p in self.pts):.4g} ({why}; docs/calibration.md §5)")
             if not tried and not repair and self.search_rel != CERT_REL_TOL:
                 xs, ts = self._loose_good(xs, ts)
+                xs = self._safe_first(xs, ts, xc, coef)
             pred, edge = self.model(xs, ts, coef, xc, tc, True), abs(xs - xc) >= 0.99 * self.trust(xc, tc, coef)
             self.evaluate(xs, ts, True)
             tried = True
@@ -482,6 +484,29 @@ class Search:
                 excess = math.log(up) - ld + rho + mu if 0.0 < up < math.inf else 1.0
                 fails, last_fail = fails + 1, (xs, ts, excess)
                 mu = mu + _MU_STEP  # (the refit already knows the failed point)
+
+    def _safe_first(self, xs: float, ts: float | None, xc: float, coef: tuple[float, ...]) -> float:
+        """Stage 3's first certifying x after a single evaluation (loose, one-dimensional search) with
+        ``limits.CAL48_SAFE_STEP`` (docs/calibration.md §20): the model's step from that point lengthened where it goes
+        up in x (shortened where it goes down: both towards larger sigma0, the safe side) by the factor
+        1 + K max(s_model / s_safe - 1, 0), s_model the model's slope of log delta in x there, s_safe =
+        ``self.safe_slope`` (a slope model of the caller, e.g. the accountant's shape model) and K =
+        ``limits.CAL48_SAFE_STEP_K`` (the step is the model's where the two slopes agree); at most
+        the trust region from it. Else (or where ``safe_slope`` gives no negative finite slope) ``xs``. A choice of
+        points only: the point is certified by its own evaluation."""
+        if not (limits.CAL48_SAFE_STEP and ts is None and len(self.pts) == 1 and not self.pts[0][3]
+                and self.safe_slope is not None):
+            return xs
+        k = float(limits.CAL48_SAFE_STEP_K)
+        if not (math.isfinite(k) and k >= 1.0):
+            raise ValueError(f"limits.CAL48_SAFE_STEP_K must be a finite number >= 1, got {k!r}")
+        x1 = self.pts[0][0]
+        s_safe = self.safe_slope(x1)
+        if not (s_safe is not None and math.isfinite(s_safe) and s_safe < 0.0):
+            return xs
+        factor = 1.0 + k * max(self.slope(x1, ts, coef) / s_safe - 1.0, 0.0)  # (both slopes negative)
+        step = xs - x1
+        return min(x1 + step * (factor if step > 0.0 else 1.0 / factor), x1 + self.trust(x1, ts, coef))
 
     def _loose_good(self, xs: float, ts: float | None) -> tuple[float, float | None]:
         """Stage 3's first certifying point on loose search evaluations (docs/calibration.md §8): the loose point of
