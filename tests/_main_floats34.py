@@ -282,6 +282,7 @@ SESSION47: dict = {
     "TAIL48_UPPER_B": False,  # tail48
     "TAIL48_BRACKET_SKIP": False,  # tail48
     "CAL48_SAFE_STEP": False,  # cal48
+    "REP47_END_SPLITS": False,  # lead (rep47's rule, on since session 48's merge)
 }
 
 

@@ -177,6 +177,9 @@ def test_switches_select_the_rule_and_off_is_the_eight_point_kernel(monkeypatch)
     (CELLS_FEW_NODES, or g05's CELLS_TWO_NODE, which now selects the same proven rule) gives the kernel's cells with
     rule 1, and the kept cells follow the switches."""
     assert limits.CELLS_FEW_NODES is True  # on since session 44 (docs/accountant_tail.md §64)
+    # (**) session 48, gauss48: rule 1's cells (the 8-point kernel's call and rule 1 pinned bit for bit); with
+    # GAUSS48_SMALL_EXP on (its default since session 48's merge) the rule carries bit 2: tests/test_gauss48_small_exp.py
+    switch(monkeypatch, "GAUSS48_SMALL_EXP", False)
     law = LognormalLaw(-1.1, 0.05, 4.0, z_lo=2.0, weight=22.0)
     G, S, vlo, vhi = oriented(law)
     x0 = _L(law, 2.5)

@@ -34,7 +34,7 @@ def _chain(s, n, e1, e2, rt):
 
 def test_switch_old_value_is_main():
     assert SESSION46["REP47_END_SPLITS"] is False
-    assert limits.REP47_END_SPLITS is False  # (ships off: docs/accountant.md §9.24.5)
+    assert limits.REP47_END_SPLITS is True  # (on since session 48's merge: docs/accountant.md §9.24.5)
 
 
 def _fake(values):

@@ -152,7 +152,9 @@ def test_cells_same_bracket_as_section_9_24_with_fewer_legs(monkeypatch, s, n, e
 
 
 def test_inert_without_the_end_splits(monkeypatch):
-    """REP47_END_SPLITS off (its default): the cap cell reports main's (1, 1) with the rule on and off, the same legs."""
+    """REP47_END_SPLITS off (session 47's default; on since session 48's merge): the cap cell reports session 47's
+    (1, 1) with the rule on and off, the same legs."""
+    switch(monkeypatch, "REP47_END_SPLITS", False)
     out = {}
     for on in (False, True):
         switch(monkeypatch, "REP48_END_SEARCH", on)

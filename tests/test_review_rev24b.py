@@ -19,7 +19,7 @@ from scipy.stats import norm
 
 from sharpdp.shuffle import GaussianRandomizer, ShuffleAccountant
 from sharpdp.shuffle.accountant.limits import U
-from _main_floats34 import machine_same, main_floats, switch
+from _main_floats34 import machine_same, main_floats, session47_floats, switch
 
 TIGHT = 1e-3  # the independent legs' rel_tol (10x tighter than the accountants' default 1e-2)
 
@@ -180,6 +180,7 @@ def test_get_epsilon_as_before_9_6(s, n, rt, delta, want, monkeypatch):
     # (**) session 40, eps40: §8.19's lower few-user upper values move the answers (29.42568643038464 -> 29.425686430371403,
     # 7.385086305505525 -> 7.383783222466109: lower, each certified by the search's fresh get_delta)
     switch(monkeypatch, "FEW_MULTI_JUMP", False)
+    session47_floats(monkeypatch)  # (**) session 48: §9.24's end splits and §76's exponentials on (the answer moves)
     assert _acc(s, n, rel_tol=rt).get_epsilon(delta) == want
 
 

@@ -78,7 +78,7 @@ PROFILE46_STRIDE_MAX = 8  # docs/composition.md §2.29: at most this many eps pe
 #: loose cap of §9.23.7's (a)) report (1, 1) only where the end splits f = 0 and f = 1 are certified at or above 1; an end
 #: split below 1 joins the candidates and the split search goes on (via_bottom_ends.end_below, end_found; tighter
 #: certified values at two cells of family e). False: off (session 46's stops, main's floats)
-REP47_END_SPLITS = False
+REP47_END_SPLITS = True  # on since session 48's merge (a full suite run with it on; one pin)
 # session 47, eps47
 #: docs/accountant.md §8.27.1: ShuffleAccountant.get_delta_bounds and get_epsilon run whole inside heap_keep.kept_heap
 #: at n >= BODY45_KEPT_HEAP_N (call_heap.call_kept; speed only, the same floats); False: the passes' scopes alone
@@ -99,7 +99,7 @@ LEAD47_NORM_Q_UP = True
 #: |y| <= 2^-7 from Taylor polynomials within 4u (Lemma 76.1; libm's exp/expm1 elsewhere), inside the 64 ulp the cells
 #: charge per exponential (the cell bounds unchanged; their values move in the last bits); False: libm's exp/expm1 at
 #: every node (session 47's floats)
-GAUSS48_SMALL_EXP = False
+GAUSS48_SMALL_EXP = True  # on since session 48's merge (a full suite run with it on; one pin)
 # session 48, eps48
 #: docs/accountant.md §8.28: get_epsilon's phase 1 skipped where the search starts at the shape model's root, that model
 #: is all body (the single big jump's share below EPS46_START_LOOK_SHARE: §8.26.3's look shut) and n >= EPS48_BODY_N;
@@ -123,7 +123,7 @@ REP48_END_PROBE = True
 #: clamp's penalty and redoes its round with B x 4 where the bracket's rule would (penalty > 0.05 rel_tol of the value),
 #: keeping the least certified upper value of its rounds (the bracket's second round of §15, which lowers the jump
 #: term's upper value: 0.6-0.9 % on the BMG replace-one pair's deep tail); False: the first round's B alone (session 47)
-TAIL48_UPPER_B = False
+TAIL48_UPPER_B = True  # on since session 48's merge (a full suite run with it on)
 #: docs/accountant_tail.md §77.6: a far-tail bracket's round on a law unbounded below and above is redone with B x 4
 #: before its jump term where the lower clamp's penalty on its first lattice law exceeds BRACKET_SKIP times the
 #: one-jump estimate (its lower value would be ~0, its redo certain; speed, other floats where the skipped round would
