@@ -14,7 +14,7 @@ from sharpdp.shuffle.accountant.memo import result_memo
 
 @dataclass(frozen=True)
 class Runs:
-    """The count vectors of a block (rows of ``counts`` as :func:`.blocks._compositions` orders them) as runs: rows
+    """The count vectors of a block (rows of ``counts`` as :func:`.block_weights.compositions` orders them) as runs: rows
     start .. start + length - 1 share their first m1 - 1 counts (``prefix``) and their last count is c0, c0 + 1, ...
     The estimate of a row, e = ((c_1 a_1 + c_2 a_2) + ...) + c_m1 a_m1 in float (the order of
     :func:`.blocks._one_block_atoms`'s row-wise estimate, the same doubles), is pe + c a_m1 with pe the run's prefix sum:
