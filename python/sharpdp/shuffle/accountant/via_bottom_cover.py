@@ -2,16 +2,21 @@
 of §9.3 (:meth:`sharpdp.shuffle.accountant.via_bottom.ViaBottom._cap_closed`) spends its engine legs on an interval
 [a, ...] of first legs, leg B at e2 >= eps - a is certified to the absolute target at which no lower value of it can
 close that interval; where its upper value falls below that level the cover fails there as it would after its engine
-legs (a choice of steps only: the cover's reports and refusals are those of §9.3)."""
+legs (a choice of steps only: the cover's reports and refusals are those of §9.3). The cover of §9.3 itself is here
+too (:func:`cap_closed`, the body of ``ViaBottom._cap_closed``)."""
 
 from __future__ import annotations
 
 import math
+from dataclasses import replace
+from fractions import Fraction
 from typing import Any
 
 from sharpdp.shuffle.accountant import limits
 from sharpdp.shuffle.accountant.closed_forms import trivial_cap
 from sharpdp.shuffle.accountant.limits import EPS_CAP, U
+from sharpdp.shuffle.accountant.results import AccountantReport
+from sharpdp.shuffle.accountant.via_bottom_cliff import Split
 from sharpdp.shuffle.laws import laws_for
 
 
@@ -96,4 +101,82 @@ def trivial_refuted(vb: Any, eps: float) -> bool:
     return bool((caps[0] + math.exp(e1) * (1.0 + 4.0 * U) * caps[1]) * (1.0 + 8.0 * U) < 1.0)
 
 
-__all__ = ["beyond_reach", "cap_refuted", "closing_level", "trivial_refuted"]
+def cap_closed(vb: Any, eps: float, rel_tol: float, tols: tuple[float, ...] | None = None) -> Split | None:
+    """The cap proved before any split is certified (docs/accountant.md §9.3): a cover of the first
+    legs [0, eps] by intervals [a, b] of the grid e1 = k eps / CAP_GRID on which A_lo(b) + e^a B_lo(e2)
+    >= 1 (rounded down; e2 >= eps - a exactly), A_lo and B_lo lower values of the legs' D_up from the
+    closed forms (``ViaBottom._closed_leg``) or, where they fall short and the legs' closed upper values leave
+    room, the engine's legs at max(rel_tol, 0.1) (the golden-section search's, cached): B at most
+    CAP_ENGINE_LEGS times, A from then on at the grid points visited. The intervals are taken greedily
+    from e1 = 0, each to b = eps or the largest grid point a bisection finds. Returns the split f = SPLITS[0] with bracket (1, 1)
+    (min(1, value) is 1 at every split), legs bracketed by their lower values and 1; None when the
+    cover fails (the split search follows, with nothing lost but the closed forms' few ms)."""
+    tols = vb.COVER_TOLS if tols is None else tols
+    loose = [False]  # an interval closed by a leg B looser than rt
+    k_max = vb.CAP_GRID
+    grid = [eps * k / k_max for k in range(k_max)] + [eps]
+    engine = vb.CAP_ENGINE_LEGS
+    rt = max(rel_tol, 0.1)
+    a_lo: dict[int, float] = {}
+    engine_a = [False]  # A_lo from the engine's legs too (once the closed forms fell short)
+
+    def a_at(k: int) -> float:
+        if k not in a_lo:
+            lo = vb._closed_leg(0, grid[k], rel_tol)[0]
+            a_lo[k] = max(lo, vb._leg_lower(0, grid[k], rt)) if engine_a[0] else lo
+        return a_lo[k]
+
+    def reach(k: int, e2: float, b_lo: float) -> int:
+        """An m > k with A_lo(grid[m]) + e^{grid[k]} B_lo >= 1, the largest one a bisection finds (every
+        such m gives a valid interval [grid[k], grid[m]], whatever the shape of A_lo); k when none."""
+        def ok(m: int) -> bool:
+            return vb._interval_at_least_1(eps, grid[k], e2, a_at(m), b_lo)
+        if ok(k_max):
+            return k_max
+        if engine_a[0] and limits.VIA_BOTTOM_FLOOR_STOP and k + 1 < k_max and not ok(k + 1):
+            return k  # (§9.13: the largest lower value of A beyond grid[k] is expected at k + 1: no bisection)
+        lo, hi = k, k_max
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            lo, hi = (mid, hi) if ok(mid) else (lo, mid)
+        return lo
+
+    k = 0
+    while k < k_max:
+        a = grid[k]
+        e2 = eps - a
+        while Fraction(e2) + Fraction(a) < Fraction(eps):  # (B at e2 >= eps - a: exactly)
+            e2 = math.nextafter(e2, math.inf)
+        b_lo, b_up = vb._closed_leg(1, e2, rel_tol)
+        # a known lower value of B at some e >= e2 (B non-increasing) closing [a, eps] ends the cover (§9.3)
+        if vb._interval_at_least_1(eps, a, e2, a_at(k_max), max(b_lo, vb._known_lower(1, e2))):
+            break
+        m = reach(k, e2, b_lo)
+        if m == k and engine > 0 and vb._interval_at_least_1(eps, a, e2, vb._closed_leg(
+                0, grid[k + 1], rel_tol)[1], b_up) and not beyond_reach(vb, a, e2, grid[k + 1], rel_tol):  # (§9.16)
+            # the legs' closed upper values leave room: the engine's lower values may close the interval
+            engine -= 1
+            if not engine_a[0]:
+                engine_a[0] = True
+                a_lo.clear()
+            for t in (*tols, rt):  # leg B loose first; the next target only where it may close more
+                lo_t = max(b_lo, vb._leg_lower(1, e2, t))
+                m = reach(k, e2, lo_t)
+                if m > k or t == rt or reach(k, e2, max(b_lo, vb.leg(1, e2, t).upper)) == k:
+                    loose[0] = loose[0] or (m > k and t != rt)
+                    break
+            b_lo = lo_t
+        if m == k:
+            # a failure after a loose interval may be the loose path's alone: the cover of before decides
+            return vb._cap_closed(eps, rel_tol, ()) if loose[0] else None
+        k = m
+    f = vb.SPLITS[0]
+    e1 = f * eps
+    e2 = vb._second(eps, e1)
+    legs = (AccountantReport(e1, min(vb._closed_leg(0, e1, rel_tol)[0], 1.0), 1.0),
+            AccountantReport(e2, min(vb._closed_leg(1, e2, rel_tol)[0], 1.0), 1.0))
+    return Split(f, 1.0, 1.0, e1, replace(legs[0], terms={"note": "cap proved from the legs' lower values "
+                                                                  "(docs/accountant.md §9.3)"}), legs[1])
+
+
+__all__ = ["beyond_reach", "cap_closed", "cap_refuted", "closing_level", "trivial_refuted"]
