@@ -40,7 +40,7 @@ from sharpdp.shuffle.accountant.far_tail_applies import applicable
 from sharpdp.shuffle.accountant.far_tail_floor import floor_bracket
 from sharpdp.shuffle.accountant.far_tail_keep import miss_over, next_factor, scaled_accept, skip_round as _skip_round
 from sharpdp.shuffle.accountant.far_tail_keep import far_factor
-from sharpdp.shuffle.accountant.far_tail_shift import shift_prob_up
+from sharpdp.shuffle.accountant.far_tail_result import FarTailBracket, law_bracket as _bracket, positive_prob_up
 from sharpdp.shuffle.accountant.far_tail_top import clamp_redo, top_upper
 from sharpdp.shuffle.accountant.far_tail_upper import UPPER_REDO, penalty as _penalty, skip_round as _skip_b  # (§77)
 from sharpdp.shuffle.accountant.far_tail_upper import skip_bracket_round as _skip_br  # (§77.6)
@@ -50,8 +50,8 @@ from sharpdp.shuffle.accountant.far_tail_steps import body_lower as _body_lower,
 from sharpdp.shuffle.accountant.far_tail_steps import jump_decides, laws as _laws, loose_step as _loose_step, pair_keep
 from sharpdp.shuffle.accountant.far_tail_steps import divisor, first_aim as aim, lower_only_next, refits
 from sharpdp.shuffle.accountant.lattice import LatticeLaws, PassResult, lattice_pass
-from sharpdp.shuffle.accountant.limits import H_BULK, J_LO, K_MAX, PAIR_FRAC, TINY, VALUE_FLOOR
-from sharpdp.shuffle.accountant.results import Coarsen, Grid, LawBracket
+from sharpdp.shuffle.accountant.limits import H_BULK, J_LO, K_MAX, PAIR_FRAC, VALUE_FLOOR
+from sharpdp.shuffle.accountant.results import Coarsen, LawBracket
 from sharpdp.shuffle.laws import Law
 
 
@@ -65,28 +65,6 @@ HALVE_N = 2**19  # a refinement to an FFT this long or longer halves the step at
 CHEAP_SHARE = 1.0
 COARSE_REL_TOL = 1e-2  # a finer request missing its rel_tol also runs at this one (§36; the default's)
 SKIP_ROUNDS = True  # §33.4's skipped rounds of a law bounded above (False: the rounds of before; a choice of rounds)
-
-
-@dataclass(frozen=True)
-class FarTailBracket:
-    """Certified bracket of D_up by the far-tail treatment (docs/accountant_tail.md §2-§7): the
-    values, the clamp T0, the grid (h, B, N) and the terms (pair term ``multi``, body bracket,
-    lower-clamp penalty, jump term, the body's engine pass)."""
-
-    lower: float
-    upper: float
-    T0: float
-    h: float
-    B: float
-    N: int
-    multi: float
-    body_up: float
-    body_lo: float
-    penalty_B: float
-    jump: JumpTerm
-    body: PassResult | None = None
-    hat: LatticeLaws | None = None  # the hat lattice law of the round (for :func:`positive_prob_up`)
-    coarse_fit: bool = False  # §28's run was the default request's (a finer request's did not fit; §37.1)
 
 
 # --------------------------------------------------------------------------- driver
@@ -525,18 +503,6 @@ def _coarse_first(law: Law, gamma: float, n: int, rel_tol: float, workers: int, 
     return certify_bigjump(law, gamma, n, rel_tol, workers, lower=lower, negligible=negligible)
 
 
-def positive_prob_up(law: Law, gamma: float, n: int, r: FarTailBracket, target: float = 0.0) -> float:
-    """Upper bound on P(L_1 + S_{n-1} > 0), S_{n-1} the sum of n - 1 users' B_j L_j, from a round ``r`` of
-    :func:`certify_bigjump` on ``law`` (docs/accountant_tail.md §14, §34.2): the least of Lemma 14's bounds over the
-    splits of :func:`~.far_tail_shift.shift_prob_up` with the round's hat law and clamps (stopping at the first at or
-    below ``target``), or §18's own bound for a closed-form value. 1.0 where not available (m >= 0, no hat law)."""
-    if r.hat is None and r.N == 0 and math.isnan(r.h):  # a value of §18: its own bound (§18 (f))
-        return concentrated.positive_prob_up(law, gamma, n, r.T0)
-    if r.hat is None:
-        return 1.0
-    return shift_prob_up(law, gamma, n, r.hat, r.h, r.T0, target)
-
-
 def try_certify(law: Law, gamma: float, n: int, rel_tol: float, workers: int, negligible: float = 0.0,
                 lower: bool = True, upper_first: bool = False) -> LawBracket | None:
     """The accountant's per-law bracket by the far-tail treatment, or None where the treatment does
@@ -605,13 +571,6 @@ def try_certify(law: Law, gamma: float, n: int, rel_tol: float, workers: int, ne
     except TailCoarsen:
         return None
     return _bracket(r)
-
-
-def _bracket(r: FarTailBracket) -> LawBracket:
-    """The accountant's per-law bracket of a far-tail result."""
-    terms = dict(bigjump_T0=r.T0, body_upper=r.body_up, body_lower=r.body_lo, jump_upper=r.jump.up,
-                 jump_lower=r.jump.lo, pair_term=r.multi, lower_tail_penalty=r.penalty_B)
-    return LawBracket(r.lower, max(r.upper, TINY), grid=Grid(h=r.h, N=r.N, T=r.T0, B=r.B), terms=terms)
 
 
 __all__ = ["FarTailBracket", "LOOSE_STEP_MAX", "LOOSE_STEP_N", "applicable", "certify_bigjump", "choose_T0",
