@@ -412,8 +412,8 @@ def format_text(r: dict[str, Any]) -> str:
     # (epsilon and the target delta as the user gave them; the certified figures on the safe side: docs/cli.md §2)
     privacy = (f"epsilon = {r['epsilon']:.6g} nats, certified delta = {g_up(r['delta_certified'])} "
                f"(target delta = {r['delta_target']:.3g}; {'composed' if rounds > 1 else 'blanket-bound'} bracket "
-               f"[{g_down(r['delta_bounds'][0])}, {g_up(r['delta_bounds'][1])}]: its lower end is "
-               f"{'a reference, ' if rounds > 1 else ''}not a lower bound on delta, which may be smaller)"
+               f"[{g_down(r['delta_bounds'][0])}, {g_up(r['delta_bounds'][1])}]: how tightly the accountant computed "
+               f"the bound; {'a reference, ' if rounds > 1 else ''}not a lower bound on delta)"
                + (f"; bracket: {r['delta_bounds_note']}" if r.get("delta_bounds_note")
                   and not r["delta_bounds_note"].startswith("relative gap <=") else "")
                + (f"; the guarantee is for {rounds} rounds of this release (K-fold composition: "
