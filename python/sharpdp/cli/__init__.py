@@ -47,11 +47,14 @@ def wrap_entry(label: str | None, text: str, indent: int = 13) -> list[str]:
 
 def _wrap_glued(text: str, initial_indent: str, subsequent_indent: str) -> list[str]:
     """``text`` wrapped at :data:`TEXT_WIDTH` (textwrap, with these indents), never inside a word nor inside
-    ``name = value`` (kept on one line, where a search of the output expects it)."""
+    ``name = value`` or a short interval ``[a, b]`` (kept on one line, where a reader or a search of the output expects
+    it)."""
+    import re
     import textwrap
 
     glued = text.replace(" = ", "\xa0=\xa0")  # (textwrap breaks at ASCII whitespace only)
-    return [part.replace("\xa0=\xa0", " = ") for part in
+    glued = re.sub(r"\[[^\[\]\s]{1,24}, [^\[\]\s]{1,24}\]", lambda m: m.group(0).replace(", ", ",\xa0"), glued)
+    return [part.replace("\xa0=\xa0", " = ").replace(",\xa0", ", ") for part in
             textwrap.wrap(glued, TEXT_WIDTH, initial_indent=initial_indent, subsequent_indent=subsequent_indent,
                           break_long_words=False, break_on_hyphens=False)]
 
