@@ -441,7 +441,7 @@ def format_text(r: dict[str, Any]) -> str:
                              "target needs (the search's budget ran out)"
                              if r["delta_certified"] < 0.8 * r["delta_target"] else ""))
           if r.get("composed_certifications") else []),
-        *wrap_entry("BMG", f"gamma = {r['bmg']['gamma']:.6g}, sigma0 = {r['bmg']['sigma0']:.6g}, "
+        *wrap_entry("BMG", f"blanket-mixed Gaussian randomizer: gamma = {r['bmg']['gamma']:.6g}, sigma0 = {r['bmg']['sigma0']:.6g}, "
                       + ", ".join(f"{k} = {r['bmg'][k]:.6g}" for k in BMG_FIELD_HELP)),
         *(line for k, text in bmg_field_help(r.get("adjacency", "zero_out")).items()
           for line in wrap_entry(f"  {k}", text, indent=14)),
