@@ -18,28 +18,14 @@ from sharpdp.shuffle import BlanketMixedGaussian, GaussianRandomizer, Randomized
 from sharpdp.shuffle import accountant as A
 from sharpdp.shuffle.accountant import limits
 from sharpdp.shuffle.accountant import search as S
-from sharpdp.shuffle.accountant.far_tail_grid import normal_value
-from sharpdp.shuffle.accountant.jump_guess import jump_value
 from sharpdp.shuffle.accountant.looks import memoised
-from sharpdp.shuffle.accountant.shape_start import shape_start
 from sharpdp.shuffle.accountant.start_probe import body_start
 from sharpdp.shuffle.laws import laws_for
 
 from _main_floats34 import SESSION47, switch
+from test_eps46_start_look import _share, _start  # (one shape-start helper for both files)
 
 DELTA, XTOL, ON = 1e-6, 1e-3, 0.9
-
-
-def _start(rnd, n):
-    laws_at = memoised(lambda e: laws_for(rnd, e, "zero_out"), 64)
-    return laws_at, shape_start(laws_at, n, DELTA, 0.0, 60.0, 1e-3)
-
-
-def _share(pairs, n):
-    """The single big jump's share of the shape model, from its two parts (normal body max + jump)."""
-    body = max(normal_value(law, float(g), n) for g, law in pairs if law.top_bound() > 0)
-    j = jump_value(pairs, n)[0]
-    return j / (body + j)
 
 
 def test_switch_on_and_listed():
