@@ -292,6 +292,17 @@ def session47_floats(monkeypatch) -> None:
         switch(monkeypatch, name, value)
 
 
+#: every session-49 switch at its session-48 value
+SESSION48: dict = {
+}
+
+
+def session48_floats(monkeypatch) -> None:
+    """Every session-49 switch at its session-48 value for one test: session 48's floats (and passes)."""
+    for name, value in _since(48).items():
+        switch(monkeypatch, name, value)
+
+
 def _since(first: int) -> dict:
     """The dicts SESSION<first> to the last one merged in that order (a switch listed twice takes the later entry)."""
     last = max(int(k[7:]) for k in globals() if k.startswith("SESSION") and k[7:].isdigit())
