@@ -212,6 +212,17 @@ def _norm_up(norm: float, N: int) -> float:
     return norm * (1.0 + 1e-10) + math.sqrt(N) * 2.0 ** -537 if limits.LEAD47_NORM_Q_UP else norm
 
 
+def _half_norm_up(Q: Any, N: int) -> float:
+    """An upper bound on the full (Hermitian) l2 norm of the half spectrum ``Q`` (numpy's rfft layout): numpy's norm
+    of the half, times sqrt 2 (the full norm's square is at most twice the half's), times 1 + (4 M + 32) u for numpy's
+    dot products over the M = 2 len(Q) squares in any summation order (``limits.LEAD49_NORM_DOT``), plus the absolute
+    term for squares that underflow (docs/accountant_tail.md §74, Lemma 74.1)."""
+    norm = float(np.linalg.norm(Q)) * math.sqrt(2)
+    if limits.LEAD49_NORM_DOT:  # M = 2 len(Q) squares, each rounded and each losing <= 2^-1075 where it underflows
+        return norm * (1.0 + (8 * Q.size + 32) * U) + math.sqrt(2 * Q.size) * 2.0 ** -537
+    return norm + (math.sqrt(N) * 2.0 ** -537 if limits.LEAD47_NORM_Q_UP else 0.0)
+
+
 def spectrum(parts: Sequence[Part], N: int, thr: float, work: float, threads: int = 1,
              spectra: dict | None = None) -> tuple[Any, float, float]:
     """The half spectrum ``Q`` (numpy's rfft layout, N // 2 + 1 entries) of the circular convolution :func:`convolve`
@@ -243,8 +254,7 @@ def spectrum(parts: Sequence[Part], N: int, thr: float, work: float, threads: in
         err_Q = err_Q * bound_j + bound * errj
         Q = Q * Qj
         bound *= bound_j
-        # (the half spectrum's norm, doubled: >= the full one; the absolute term for squares that underflow, §74)
-        norm_Q = float(np.linalg.norm(Q)) * math.sqrt(2) + (math.sqrt(N) * 2.0 ** -537 if limits.LEAD47_NORM_Q_UP else 0.0)
+        norm_Q = _half_norm_up(Q, N)
         err_Q += 4 * U * norm_Q
     return Q, err_Q, norm_Q
 

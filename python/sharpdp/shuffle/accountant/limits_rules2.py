@@ -136,3 +136,8 @@ TAIL48_BRACKET_SKIP = False
 #: slope was 1.4x too steep at (1e8, 0.001), §19, §20); False: the model's step (session 47's evaluations and floats)
 CAL48_SAFE_STEP = False
 CAL48_SAFE_STEP_K = 2.0  # docs/calibration.md §20: the step's excess over the model's that r implies, times this
+# session 49, lead
+#: docs/accountant_tail.md §74 (Lemma 74.1): the several-part spectrum's norm_Q (numpy's norm of the half spectrum times
+#: sqrt 2) also times 1 + (4 M + 32) u, M = 2 len(Q): numpy's dot products round, and sqrt 2 alone leaves a margin of only
+#: (|Q_0|^2 + |Q_{N/2}|^2) / |Q|^2 >= 1 / M for them; False: sqrt 2 alone (session 48's floats)
+LEAD49_NORM_DOT = True
