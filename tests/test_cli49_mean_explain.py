@@ -183,3 +183,11 @@ def test_readme_quick_start_keeps_its_commands_and_no_dated_timing():
     assert "2026-" not in head and "load average" not in head  # (the dated figures: bench/README.md "Test suite")
     bench = (ROOT / "bench" / "README.md").read_text()
     assert "1,579 s of pytest" in bench[bench.index("## Test suite"):]
+
+
+def test_plain_notes_refuses_an_unknown_label():
+    from sharpdp.cli import plain_notes
+
+    with pytest.raises(ValueError, match="labels"):
+        plain_notes(("epsilon", "no such line"))
+    assert plain_notes(("epsilon",))[:2] == ["", PLAIN_HEADING]

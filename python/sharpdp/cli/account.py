@@ -624,7 +624,7 @@ def format_text(r: dict[str, Any]) -> str:
     notes = "".join(f"\n  {k:<10}: {text}" for k, text in bmg_field_help(r["adjacency"], full).items())
     more = "" if full else "\n  (notes shortened: --explain prints them in full)"
     if full:  # and what the answer's figures mean, in plain words (the notes of sharpdp mean --explain)
-        from sharpdp.cli.notes import plain_notes
+        from sharpdp.cli import plain_notes
 
         more = "\n" + "\n".join(plain_notes(("epsilon", "delta", *(("bracket",) if "delta_upper" in r else ()),
                                                "adjacency")))

@@ -493,7 +493,7 @@ def format_text(r: dict[str, Any]) -> str:
     if engine is not None:
         lines.append(engine)
     if r.get("explain"):  # --explain: the same output, then what each line means
-        from sharpdp.cli.notes import plain_notes
+        from sharpdp.cli import plain_notes
 
         lines += plain_notes(tuple(r["explain"]))
     return "\n".join(lines)

@@ -161,19 +161,3 @@ PLAIN_NOTES = {
 #: The heading of the ``--explain`` notes.
 PLAIN_HEADING = "What the figures mean (plain words; the proofs are in docs/):"
 
-
-def plain_notes(labels: tuple[str, ...]) -> list[str]:
-    """The lines of the ``--explain`` notes for ``labels`` (keys of :data:`PLAIN_NOTES`, in order): a blank line,
-    :data:`PLAIN_HEADING`, then one wrapped entry per label (80 columns, as the outputs).
-
-    Raises
-    ------
-    ValueError
-        If a label has no note.
-    """
-    from sharpdp.cli import wrap_entry
-
-    unknown = [k for k in labels if k not in PLAIN_NOTES]
-    if unknown:
-        raise ValueError(f"labels: no plain note for {unknown}")
-    return ["", PLAIN_HEADING, *(line for k in labels for line in wrap_entry(k, PLAIN_NOTES[k]))]
