@@ -35,6 +35,7 @@ which reveal each column's range (max - min).
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 from typing import Any
 
@@ -202,16 +203,17 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _warn_outside_bounds(result: dict[str, Any], from_data: bool) -> None:
-    """Warn when a private mean lies outside its column's bounds (noise, not a bug).
+    """Warn when a private mean lies outside its column's bounds (noise, not a bug); with public bounds the value
+    is shown to the digits its expected error supports (:func:`sharpdp.cli.rounding.g_error`; 5 digits without one).
 
     For bounds taken from the data the message names no bound (they are analyst only) and is
     itself marked analyst only: whether a value lies outside depends on the data's min/max.
     """
     from sharpdp.cli.rounding import g_error
 
+    errors = result.get("expected_rmse_original_units") or [math.nan] * len(result["columns"])
     outside = [(c, float(v), float(lo), float(hi), float(e)) for c, v, (lo, hi), e in
-               zip(result["columns"], result["private_mean"], result["bounds"], result["expected_rmse_original_units"])
-               if not lo <= v <= hi]
+               zip(result["columns"], result["private_mean"], result["bounds"], errors) if not lo <= v <= hi]
     if not outside:
         return
     if from_data:
