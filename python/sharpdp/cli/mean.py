@@ -185,7 +185,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     _warn_outside_bounds(result, from_data=args.bounds_from_data)
     analyst: dict[str, Any] = {}
     result["missing_value_policy"] = MISSING_VALUE_POLICY
-    if args.explain:  # (the plain-language notes of every line; absent without --explain)
+    if getattr(args, "explain", False):  # (the plain-language notes of every line; absent without --explain)
         from sharpdp.cli.notes import PLAIN_NOTES
 
         result["explain"] = {k: PLAIN_NOTES[k] for k in EXPLAINED}
