@@ -214,7 +214,8 @@ def test_default_table_keeps_its_public_bounds(capsys):
     assert len(r["warnings"]) == 1 and r["warnings"][0].startswith("--seed: seeded, reproducible mode")
     text = format_text(r)
     assert "data min/max" not in text and "computed from the data's min/max" not in text
-    assert "\n(original units; the estimate targets the mean of the clipped data)\n" in text
+    # (public bounds: the footnote also says the means are rounded to their error, docs/cli.md §12)
+    assert "\n(original units; the estimate targets the mean of the clipped data; private\n means rounded" in text
 
 
 def test_bounds_choice_order_mirrors_the_histogram_key_domain():

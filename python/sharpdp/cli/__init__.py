@@ -59,6 +59,23 @@ def _wrap_glued(text: str, initial_indent: str, subsequent_indent: str) -> list[
                           break_long_words=False, break_on_hyphens=False)]
 
 
+def plain_notes(labels: tuple[str, ...]) -> list[str]:
+    """The lines of the ``--explain`` notes for ``labels`` (keys of :data:`sharpdp.cli.notes.PLAIN_NOTES`, in order): a blank line,
+    :data:`sharpdp.cli.notes.PLAIN_HEADING`, then one wrapped entry per label (80 columns, as the outputs).
+
+    Raises
+    ------
+    ValueError
+        If a label has no note.
+    """
+    from sharpdp.cli.notes import PLAIN_HEADING, PLAIN_NOTES
+
+    unknown = [k for k in labels if k not in PLAIN_NOTES]
+    if unknown:
+        raise ValueError(f"labels: no plain note for {unknown}")
+    return ["", PLAIN_HEADING, *(line for k in labels for line in wrap_entry(k, PLAIN_NOTES[k]))]
+
+
 def wrap_text(text: str) -> str:
     """Every line of ``text`` longer than :data:`TEXT_WIDTH` wrapped (``sharpdp histogram`` and ``sharpdp
     account``): the continuation lines hang under the text after a short ``"label: "`` (within the first 16

@@ -64,8 +64,9 @@ def register(sub: argparse._SubParsersAction, parent: argparse.ArgumentParser) -
                         f"bounded through bot (weak triangle inequality, looser); {ADJACENCY_ALIAS_HELP}")
     p.add_argument("--explain", action="store_true",
                    help="print the BMG's notes under the answer in full (what chi_lo and mse_single are, in which units, "
-                        "and how chi_lo relates to --adjacency replace); without it each is one line (docs/cli.md "
-                        "§10)")
+                        "and how chi_lo relates to --adjacency replace), then what epsilon, delta, the bracket and the "
+                        "adjacency mean in plain words (as sharpdp mean --explain); without it each BMG note is one "
+                        "line (docs/cli.md §10, §12)")
     p.add_argument("--rounds", type=integer_number, default=1,
                    help="number K >= 1 of such rounds composed (default 1); K > 1 reports the certified "
                         "composed delta (or epsilon) of the K rounds (sharpdp.shuffle.ComposedAccountant); it builds "
@@ -622,4 +623,9 @@ def format_text(r: dict[str, Any]) -> str:
     full = bool(r.get("notes_in_full"))
     notes = "".join(f"\n  {k:<10}: {text}" for k, text in bmg_field_help(r["adjacency"], full).items())
     more = "" if full else "\n  (notes shortened: --explain prints them in full)"
+    if full:  # and what the answer's figures mean, in plain words (the notes of sharpdp mean --explain)
+        from sharpdp.cli import plain_notes
+
+        more = "\n" + "\n".join(plain_notes(("epsilon", "delta", *(("bracket",) if "delta_upper" in r else ()),
+                                               "adjacency")))
     return wrap_text(head + "\n" + body + _sampler_text(r) + neighbours_text(r) + notes + more)

@@ -35,6 +35,7 @@ which reveal each column's range (max - min).
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 from typing import Any
 
@@ -108,6 +109,10 @@ def register(sub: argparse._SubParsersAction, parent: argparse.ArgumentParser) -
                         "publication (the printed output holds only publishable values)")
     p.add_argument("--overwrite", action="store_true",
                    help="let --diagnostics replace an existing file (refused without it)")
+    p.add_argument("--explain", action="store_true",
+                   help="also print, under the output, what each line means in plain words (epsilon, delta, the "
+                        "bracket, adjacency, the expected error, ...) and where its proof is in docs/; the figures do "
+                        "not change (--json: under 'explain'; docs/cli.md §12)")
     from sharpdp.cli.dask_engine import add_engine_options
 
     add_engine_options(p, "mean")
@@ -137,6 +142,15 @@ BMG_MEANING = {
     "sigma0": "Gaussian scale of every message, in the scaled units of the unit ball (each row is mapped into it "
               "from the bounds); a message is N(z, sigma0^2 I_d) or, with probability gamma, N(0, sigma0^2 I_d)",
 }
+
+#: The lines of the text that ``--explain`` explains, in order (:data:`sharpdp.cli.notes.PLAIN_NOTES`'s labels; the
+#: privacy line's three figures each get their own note).
+EXPLAINED = ("n, d", "dropped", "bounds", "epsilon", "delta", "bracket", "adjacency", "releases", "BMG", "RMSE/coord",
+             "private", "randomness")
+
+#: What the text's footnote says of the ``private`` column (public bounds; docs/cli.md §12).
+ROUNDED_NOTE = ("private means rounded to 2 significant digits of their exp. RMSE, post-processing that leaves the "
+                "privacy unchanged; --json and the files keep full precision")
 
 #: The library parameters named by sharpdp.apps.datasets errors -> the options of this command.
 _OPTIONS = {"csv": "--csv", "columns": "--columns", "bounds": "--bounds"}
@@ -171,6 +185,10 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     _warn_outside_bounds(result, from_data=args.bounds_from_data)
     analyst: dict[str, Any] = {}
     result["missing_value_policy"] = MISSING_VALUE_POLICY
+    if getattr(args, "explain", False):  # (the plain-language notes of every line; absent without --explain)
+        from sharpdp.cli.notes import PLAIN_NOTES
+
+        result["explain"] = {k: PLAIN_NOTES[k] for k in EXPLAINED}
     if args.bounds_from_data:  # data-dependent: analyst only, never at the top level as if public
         analyst["bounds"], result["bounds"] = result["bounds"], None
         analyst["expected_rmse_original_units"], result["expected_rmse_original_units"] = expected_rmse_units, None
@@ -185,22 +203,26 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _warn_outside_bounds(result: dict[str, Any], from_data: bool) -> None:
-    """Warn when a private mean lies outside its column's bounds (noise, not a bug).
+    """Warn when a private mean lies outside its column's bounds (noise, not a bug); with public bounds the value
+    is shown to the digits its expected error supports (:func:`sharpdp.cli.rounding.g_error`; 5 digits without one).
 
     For bounds taken from the data the message names no bound (they are analyst only) and is
     itself marked analyst only: whether a value lies outside depends on the data's min/max.
     """
-    outside = [(c, float(v), float(lo), float(hi)) for c, v, (lo, hi) in
-               zip(result["columns"], result["private_mean"], result["bounds"]) if not lo <= v <= hi]
+    from sharpdp.cli.rounding import g_error
+
+    errors = result.get("expected_rmse_original_units") or [math.nan] * len(result["columns"])
+    outside = [(c, float(v), float(lo), float(hi), float(e)) for c, v, (lo, hi), e in
+               zip(result["columns"], result["private_mean"], result["bounds"], errors) if not lo <= v <= hi]
     if not outside:
         return
     if from_data:
         msg = ("private mean outside the bounds taken from the data (noise; analyst only, not private: this "
-               "depends on the data's min/max): " + "; ".join(f"{c} = {v:.6g}" for c, v, _, _ in outside))
+               "depends on the data's min/max): " + "; ".join(f"{c} = {v:.6g}" for c, v, _, _, _ in outside))
     else:
         msg = ("private mean outside the public bounds (noise; the value is publishable as is, and clipping it "
                "to the bounds is post-processing that only reduces the error): "
-               + "; ".join(f"{c} = {v:.6g} not in [{lo:g}, {hi:g}]" for c, v, lo, hi in outside))
+               + "; ".join(f"{c} = {g_error(v, e)} not in [{lo:g}, {hi:g}]" for c, v, lo, hi, e in outside))
     result["warnings"].append(msg)
     print(f"sharpdp mean: warning: {msg}", file=sys.stderr)
 
@@ -400,7 +422,7 @@ def format_text(r: dict[str, Any]) -> str:
     from sharpdp.cli import BMG_FIELD_HELP, MEAN_RMSE_NOTE, release_scope
     from sharpdp.cli.notes import bmg_field_help
     from sharpdp.cli import wrap_entry
-    from sharpdp.cli.rounding import g_down, g_up
+    from sharpdp.cli.rounding import g_down, g_error, g_up
 
     cols = r["columns"]
     a = r[ANALYST_ONLY]
@@ -450,14 +472,17 @@ def format_text(r: dict[str, Any]) -> str:
                              f"{r['rmse_ratio_bmg_over_central']:.3f})"),
         *wrap_entry("", f"({MEAN_RMSE_NOTE})"),
         "",
-        f"{'column':<{w}} {'private':>12} {'exp. RMSE':>11} {'central RMSE':>13}",
     ]
+    # the private means to the digits their expected error supports (docs/cli.md §12); from data-derived bounds
+    # as before, 5 digits: rounding at the analyst-only error's scale would show that error's size beside them
+    shown = [f"{v:.5g}" if from_data else g_error(v, e) for v, e in zip(r["private_mean"], exp_units)]
+    wp = max(12, *(len(v) for v in shown))
+    lines.append(f"{'column':<{w}} {'private':>{wp}} {'exp. RMSE':>11} {'central RMSE':>13}")
     for j, c in enumerate(cols):
-        lines.append(
-            f"{c:<{w}} {r['private_mean'][j]:>12.5g} {exp_units[j]:>11.3g} {central_units[j]:>13.3g}")
+        lines.append(f"{c:<{w}} {shown[j]:>{wp}} {exp_units[j]:>11.3g} {central_units[j]:>13.3g}")
     lines += wrap_entry(None, "(original units; the estimate targets the mean of the clipped data"
                    + ("; the RMSE columns are computed from the data's min/max: analyst only, not private)"
-                      if from_data else ")"), indent=1)
+                      if from_data else f"; {ROUNDED_NOTE})"), indent=1)
     d = r.get("diagnostics")
     if d:
         lines += wrap_entry(None, f"diagnostics (TRUE means and realised errors, do not publish): {d['file']}", indent=2)
@@ -469,4 +494,8 @@ def format_text(r: dict[str, Any]) -> str:
     engine = engine_line(r)
     if engine is not None:
         lines.append(engine)
+    if r.get("explain"):  # --explain: the same output, then what each line means
+        from sharpdp.cli import plain_notes
+
+        lines += plain_notes(tuple(r["explain"]))
     return "\n".join(lines)

@@ -116,3 +116,48 @@ def evaluations_meaning(rounds: int) -> str:
                 f"candidate was then certified by one {rounds}-round composition (composed_certifications: one per "
                 "candidate, each from its dominating pair's 40 certified profile values, not counted here)")
     return "ShuffleAccountant.get_delta_bounds calls made by the calibration (its search and its certification)"
+
+
+#: What each figure of an output means, in plain words, with where its proof is (``--explain`` of ``sharpdp mean``
+#: and ``sharpdp account``; one note per concept, docs/cli.md §12): the label its note is printed under -> the note.
+PLAIN_NOTES = {
+    "n, d": "the number of rows used and of columns. n is treated as public, as the shuffle model does: the guarantee "
+            "protects what a row holds, not whether it takes part (a row with a missing value does not: "
+            "docs/embedding.md §1, §1.1)",
+    "dropped": "rows with a missing value take no part and values outside the bounds are clipped; how many depends on "
+               "the data, so it is never printed (docs/histogram_release.md §10)",
+    "bounds": "every value is clipped into these public ranges before any noise, so that one row's influence is "
+              "limited; they must be fixed without looking at the data (docs/cli.md §9.1)",
+    "epsilon": "how much one person's record can change what is published: with or without it, any outcome is at "
+               "most e^epsilon times as likely (in nats: e^0.01 is about 1.01, a 1 % change); smaller is more "
+               "private (the quantity: docs/accountant.md §1)",
+    "delta": "the slack on that limit: an outcome's probability may exceed e^epsilon times the other by at most "
+             "delta (informally, a small chance that the limit fails). 'certified' means a proven upper bound, "
+             "computed with every rounding on the safe side: the true delta is no larger (docs/accountant.md §3; a "
+             "calibration to a target delta: docs/calibration.md)",
+    "bracket": "the accountant's own precision: the bound it computes lies between the two ends, and the upper end "
+               "is the certified delta (for K rounds the lower end is a reference value). The lower end is NOT a "
+               "lower bound on the true delta, which may be far smaller (docs/accountant.md §4)",
+    "adjacency": "which change of one person's record epsilon and delta protect against. zero-out: the record "
+                 "replaced by a null one (the paper's model); replace-one: changed into any other record (the usual "
+                 "meaning); a zero-out guarantee implies the replace-one one stated (proof: docs/cli.md §9.1, "
+                 "docs/embedding.md §1)",
+    "releases": "every run publishes new noisy values of the same data, and their privacy losses add up "
+                "(composition): plan K releases together with --rounds K (docs/composition.md)",
+    "BMG": "the noise each row gets on its owner's side, before the shuffle: with probability gamma the message is "
+           "pure noise, otherwise the row plus Gaussian noise of scale sigma0; the calibration picks them to meet "
+           "(epsilon, delta) (docs/calibration.md); chi_lo and mse_single are explained under it",
+    "RMSE/coord": "the expected error of the private mean per coordinate (root mean square over the noise, like a "
+                  "standard deviation: about 95 % of releases fall within twice it); computed from n, d and the "
+                  "bounds, not from the data. The central Gaussian is what a trusted curator adding noise to the "
+                  "exact mean would get at the same (epsilon, delta) (docs/sampling.md §7)",
+    "private": "the released means in the columns' own units, shown to 2 significant digits of their exp. RMSE "
+               "(finer digits are noise; 5 digits with --bounds-from-data, whose errors are analyst only); rounding is post-processing, so the privacy is unchanged, and --json keeps "
+               "full precision. exp. RMSE and central RMSE: the errors above in original units (docs/cli.md §12)",
+    "randomness": "where the noise comes from: without --seed a cryptographically secure generator keyed by fresh OS "
+                  "entropy, so nobody can reproduce or remove the noise (docs/sampling.md §1)",
+}
+
+#: The heading of the ``--explain`` notes.
+PLAIN_HEADING = "What the figures mean (plain words; the proofs are in docs/):"
+

@@ -52,3 +52,46 @@ def short_floats(message: str, keep: tuple[float, ...] = ()) -> str:
         return m.group(0) if value in keep else g_up(value, 4)
 
     return re.sub(r"(?<![\w.])\d+\.\d{6,}(?:e[-+]?\d+)?", short, message)
+
+
+#: Significant digits of an estimate's stated error that its printed value keeps (``sharpdp mean``'s private means:
+#: the last digit shown is at the scale of the second significant digit of the expected RMSE; docs/cli.md §12).
+ERROR_DIGITS = 2
+
+
+def g_error(value: float, error: float, sig: int = ERROR_DIGITS) -> str:
+    """A released estimate ``value`` printed to the decimal place of the ``sig``-th significant digit of its stated
+    ``error`` (an expected RMSE; half-even rounding of the double's exact value): 15.583 with error 3.77 prints as
+    ``15.6``, 1032.3 with error 12.1 as ``1032``, 0.456789 with error 0.0123 as ``0.457``. Digits below that place
+    are noise, so showing them suggests a precision the release does not have; rounding a release is
+    post-processing (its privacy is unchanged), and ``--json`` keeps the full double (docs/cli.md §12).
+
+    At most 17 significant digits are shown (a double holds no more); a value rounding to 0 prints ``0``; a value
+    of magnitude 1e16 or more, or below 1e-5, is written in exponent form (``1.2346e-12``). A non-finite ``value`` prints as
+    ``:g`` prints it; an ``error`` that is 0, negative or not finite gives the value to 5 significant digits.
+
+    Raises
+    ------
+    ValueError
+        If ``sig`` is below 1.
+    """
+    import math
+    from decimal import ROUND_HALF_EVEN, Context, Decimal
+
+    if sig < 1:
+        raise ValueError(f"sig must be >= 1, got {sig}")
+    if not math.isfinite(value):
+        return f"{value:g}"
+    if not (math.isfinite(error) and error > 0.0):
+        return f"{value:.5g}"
+    place = Decimal(error).adjusted() - (sig - 1)  # exponent of the last digit kept
+    if value != 0.0:
+        place = max(place, Decimal(value).adjusted() - 16)  # (at most 17 significant digits)
+    d = Decimal(value).quantize(Decimal(1).scaleb(place), rounding=ROUND_HALF_EVEN, context=Context(prec=60))
+    if d.is_zero():
+        return "0"
+    if not -5 <= d.adjusted() < 16:  # (where ``:g`` would write the exponent form too)
+        digits = "".join(map(str, d.as_tuple().digits)).rstrip("0") or "0"
+        keep = max(len(digits), d.adjusted() - place + 1)  # (the digits down to ``place``, zeros included)
+        return f"{d:.{keep - 1}e}"
+    return format(d, "f")
