@@ -1,5 +1,5 @@
-"""The regime map's slow get_delta_bounds cells with the jump term's window sums and stop-loss grid in the core
-(docs/accountant_tail.md §80) on and off (off: numpy's arrays, the same floats).
+"""The regime map's slow get_delta_bounds cells with the jump term's window sums, stop-loss grid and TV maxima in the
+core (docs/accountant_tail.md §80) on and off (off: numpy's arrays, the same floats).
 
     python bench/bench_gcell49_cells.py            # CPU seconds, fresh process per call, on / off alternated
     python bench/bench_gcell49_cells.py --instr    # callgrind instruction counts of the call (load-proof)
@@ -32,17 +32,17 @@ CHILD = r"""
 import sys, time
 sys.path.insert(0, {here!r})
 from sharpdp.shuffle import ShuffleAccountant, GaussianRandomizer, BlanketMixedGaussian
-from sharpdp.shuffle.accountant import jump
+from sharpdp.shuffle.accountant import jump, tv_weight
 from sharpdp.shuffle.accountant.fft import kernels
 if {off!r}:
     k = kernels()
     class _NoKernel:
         def __getattr__(self, name):
-            if name in ("weighted_sums", "stop_loss_fill"):
+            if name in ("weighted_sums", "stop_loss_fill", "window_maxima"):
                 raise AttributeError(name)
             return getattr(k, name)
     nk = _NoKernel()
-    jump.kernels = lambda: nk
+    jump.kernels = tv_weight.kernels = lambda: nk
 kind, a, n, eps, s0 = {cell!r}
 rnd = GaussianRandomizer(a, 1) if kind == "g" else BlanketMixedGaussian(a, s0, 1)
 acc = ShuffleAccountant(rnd, n)

@@ -19,6 +19,7 @@
 #include "kernels/stop_loss_chords.hpp"
 #include "kernels/stop_loss_fill.hpp"
 #include "kernels/two_atom.hpp"
+#include "kernels/window_max.hpp"
 
 namespace py = pybind11;
 using Arr = py::array_t<double, py::array::c_style | py::array::forcecast>;
@@ -192,6 +193,21 @@ std::tuple<Arr, Arr> stop_loss_fill(double t0, double dt,
   return {lo, up};
 }
 
+// (max w, min w, max w[:i0], max (w - (x - s0) c)[i0:]) as numpy's np.max / np.min (tv_weight.py; accountant_tail.md §80)
+py::tuple window_maxima(Arr w, Arr x, std::int64_t i0, double s0, double c) {
+  if (w.ndim() != 1 || x.ndim() != 1 || size0(x) != size0(w))
+    throw std::invalid_argument("window_maxima: w and x must be 1-D arrays of equal length");
+  const std::size_t n = size0(w);
+  if (i0 < 0 || static_cast<std::size_t>(i0) > n) throw std::invalid_argument("window_maxima: need 0 <= i0 <= len(w)");
+  const double *pw = w.data(), *px = x.data();
+  kernels::window_max::Maxima r;
+  {
+    py::gil_scoped_release nogil;
+    r = kernels::window_max::maxima(pw, px, n, static_cast<std::size_t>(i0), s0, c);
+  }
+  return py::make_tuple(r.w_max, r.w_min, r.below, r.above);
+}
+
 // the certified bracket of a two-atom law's D_up (docs/accountant_atoms.md §12): (lower, upper, charge,
 // m_lo, m_hi, c_terms, ok); ok False: the start sum would need an unbounded walk (the caller falls back)
 py::tuple two_atom_bracket(double a1, double a2, double p2, double gamma, std::int64_t n) {
@@ -313,6 +329,8 @@ void register_accountant(py::module_& m) {
   m.def("window_sums", &window_sums, "positive-part and gap sums over the window");
   m.def("weighted_sums", &weighted_sums, py::arg("w"), py::arg("q"), py::arg("squares"),
         "(sum w q, sum |w q|, sum w w) in numpy's pairwise order (docs/accountant_tail.md section 80)");
+  m.def("window_maxima", &window_maxima, py::arg("w"), py::arg("x"), py::arg("i0"), py::arg("s0"), py::arg("c"),
+        "(max w, min w, max w[:i0], max (w - (x - s0) c)[i0:]) as numpy's (accountant_tail.md section 80)");
   m.def("stop_loss_fill", &stop_loss_fill, py::arg("t0"), py::arg("dt"), py::arg("idx"), py::arg("lo_c"),
         py::arg("up_c"), py::arg("pa"), py::arg("ta"),
         "a stop-loss grid's bracket between its evaluated nodes (jump.py's stop_loss_grid; accountant_tail.md section 80)");

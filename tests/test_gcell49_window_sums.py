@@ -1,7 +1,7 @@
-"""The jump term's window sums and stop-loss grid in the core (docs/accountant_tail.md §80): the core's
+"""The jump term's window sums, stop-loss grid and TV maxima in the core (docs/accountant_tail.md §80): the core's
 ``weighted_sums`` gives numpy's np.sum of the products, of their absolute values and of the squares double for double
-(numpy's pairwise order), ``stop_loss_fill`` the array form's bracket of ``stop_loss_grid``, and whole brackets are the
-same floats with and without them."""
+(numpy's pairwise order), ``stop_loss_fill`` the array form's bracket of ``stop_loss_grid``, ``window_maxima`` numpy's
+maxima of ``TvWeights.bound``, and whole brackets are the same floats with and without them."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from sharpdp.shuffle import BlanketMixedGaussian, GaussianRandomizer, ShuffleAccountant
-from sharpdp.shuffle.accountant import jump
+from sharpdp.shuffle.accountant import jump, tv_weight
 from sharpdp.shuffle.accountant.fft import kernels
 
 
@@ -63,14 +63,14 @@ def test_weighted_sums_rejects_unequal_lengths() -> None:
 
 
 class _NoKernel:
-    """The core's kernels without ``weighted_sums`` and ``stop_loss_fill`` (numpy's arrays in jump.py: the
-    reference)."""
+    """The core's kernels without ``weighted_sums``, ``stop_loss_fill`` and ``window_maxima`` (numpy's arrays in
+    jump.py and tv_weight.py: the reference)."""
 
     def __init__(self, k) -> None:
         self._k = k
 
     def __getattr__(self, name):
-        if name in ("weighted_sums", "stop_loss_fill"):
+        if name in ("weighted_sums", "stop_loss_fill", "window_maxima"):
             raise AttributeError(name)
         return getattr(self._k, name)
 
@@ -146,9 +146,32 @@ def test_brackets_are_the_numpy_sums_brackets(monkeypatch, rnd, n: int, eps: flo
             return getattr(k, name)
 
     monkeypatch.setattr(jump, "kernels", _Counted)
+    monkeypatch.setattr(tv_weight, "kernels", _Counted)
     got = ShuffleAccountant(rnd, n).get_delta_bounds(eps)
     assert {"weighted_sums", "stop_loss_fill"} <= used  # (the cell runs the jump term's window on the core's loops)
     monkeypatch.setattr(jump, "kernels", lambda: _NoKernel(k))
+    monkeypatch.setattr(tv_weight, "kernels", lambda: _NoKernel(k))
     ref = ShuffleAccountant(rnd, n).get_delta_bounds(eps)
     assert _hex(got) == _hex(ref)
     assert got[0] > 0.0 and got[1] >= got[0]
+
+
+@pytest.mark.parametrize("n", [1, 2, 7, 100, 4097, 1_769_472])
+def test_window_maxima_are_numpys(n: int) -> None:
+    rng = np.random.default_rng(n + 11)
+    x = np.sort(rng.standard_normal(n)) * 1e4
+    w = np.abs(rng.standard_normal(n)) * np.exp(rng.standard_normal(n) * 6.0)
+    for i0 in sorted({0, n // 3, n - 1, n}):
+        for s0, c in ((0.0, 0.37), (-123.5, 3e-13), (1e4, 0.0)):
+            got = kernels().window_maxima(w, x, i0, s0, c)
+            r = (x[i0:] - s0) * c
+            want = (np.max(w), np.min(w), np.max(w[:i0]) if i0 > 0 else -np.inf,
+                    np.max(w[i0:] - r) if i0 < n else -np.inf)
+            assert _hex(got) == _hex(want)
+    w[n // 2] = np.nan
+    got = kernels().window_maxima(w, x, n // 2 + 1, 0.0, 1.0)
+    assert np.isnan(got[0]) and np.isnan(got[1]) and np.isnan(got[2])
+    with pytest.raises(ValueError, match="i0"):
+        kernels().window_maxima(w, x, n + 1, 0.0, 1.0)
+    with pytest.raises(ValueError, match="w and x"):
+        kernels().window_maxima(w, x[:-1], 0, 0.0, 1.0)

@@ -48,6 +48,9 @@ class _Accountant:
     # ``cpp/kernels/stop_loss_fill.hpp``, docs/accountant_tail.md §80)
     def stop_loss_fill(self, t0: float, dt: float, idx: _ArrayIn, lo_c: _ArrayIn, up_c: _ArrayIn, pa: _ArrayIn,
                        ta: _ArrayIn) -> tuple[_F, _F]: ...
+    # (max w, min w, max w[:i0], max (w - (x - s0) c)[i0:]) as numpy's np.max / np.min, one pass
+    # (``cpp/kernels/window_max.hpp``, docs/accountant_tail.md §80; -inf for an empty part)
+    def window_maxima(self, w: _ArrayIn, x: _ArrayIn, i0: int, s0: float, c: float) -> tuple[float, float, float, float]: ...
     # two-atom laws in O(sqrt n) (``cpp/kernels/two_atom.hpp``, docs/accountant_atoms.md §12)
     def two_atom_bracket(self, a1: float, a2: float, p2: float, gamma: float, n: int,
                          /) -> tuple[float, float, float, int, int, int, bool]: ...
