@@ -23,20 +23,17 @@ struct Sums {
   double ss;  // sum of w w (0 where not asked for)
 };
 
+// (no product fused into a sum: clang by the pragma; GCC by -ffp-contract=off on the binding's translation unit,
+// CMakeLists.txt; GCC's optimize attribute is not used: it drops the unit's -O3 for the function)
 #if defined(__clang__)
 #define SHARPDP_PW_NOCONTRACT _Pragma("clang fp contract(off)")
-#define SHARPDP_PW_ATTR
-#elif defined(__GNUC__)
-#define SHARPDP_PW_NOCONTRACT
-#define SHARPDP_PW_ATTR __attribute__((optimize("fp-contract=off")))
 #else
 #define SHARPDP_PW_NOCONTRACT
-#define SHARPDP_PW_ATTR
 #endif
 
 // the three pairwise sums over w[0..n), q[0..n) (ss only where `squares`)
 template <bool squares>
-SHARPDP_PW_ATTR inline Sums pairwise_sums(const double* w, const double* q, std::size_t n) {
+inline Sums pairwise_sums(const double* w, const double* q, std::size_t n) {
   SHARPDP_PW_NOCONTRACT
   if (n < 8) {
     double s = 0.0, a = 0.0, ss = 0.0;
@@ -101,7 +98,6 @@ inline Sums weighted_sums(const double* w, const double* q, std::size_t n, bool 
 }
 
 #undef SHARPDP_PW_NOCONTRACT
-#undef SHARPDP_PW_ATTR
 
 }  // namespace pairwise
 }  // namespace kernels

@@ -20,48 +20,45 @@ struct Maxima {
   double above;   // max of w_i - (x_i - s0) c over [i0, n) (-inf where i0 = n)
 };
 
+// (no product fused into a sum: clang by the pragma; GCC by -ffp-contract=off on the binding's translation unit,
+// CMakeLists.txt; GCC's optimize attribute is not used: it drops the unit's -O3 for the function)
 #if defined(__clang__)
 #define SHARPDP_WM_NOCONTRACT _Pragma("clang fp contract(off)")
-#define SHARPDP_WM_ATTR
-#elif defined(__GNUC__)
-#define SHARPDP_WM_NOCONTRACT
-#define SHARPDP_WM_ATTR __attribute__((optimize("fp-contract=off")))
 #else
 #define SHARPDP_WM_NOCONTRACT
-#define SHARPDP_WM_ATTR
 #endif
 
-SHARPDP_WM_ATTR inline Maxima maxima(const double* w, const double* x, std::size_t n, std::size_t i0, double s0,
+inline Maxima maxima(const double* w, const double* x, std::size_t n, std::size_t i0, double s0,
                                      double c) {
   SHARPDP_WM_NOCONTRACT
   const double inf = std::numeric_limits<double>::infinity();
   double mx = -inf, mn = inf, lo = -inf, hi = -inf;
-  bool nan_w = false, nan_lo = false, nan_hi = false;
-  for (std::size_t i = 0; i < n; ++i) {
+  bool nan_lo = false, nan_up = false, nan_hi = false;
+  const std::size_t m = i0 < n ? i0 : n;
+  for (std::size_t i = 0; i < m; ++i) {  // (NaN: every comparison false, the maxima keep their value; flagged apart)
     const double v = w[i];
-    if (std::isnan(v)) {
-      nan_w = true;
-      nan_lo = nan_lo || i < i0;
-    } else {
-      mx = v > mx ? v : mx;
-      mn = v < mn ? v : mn;
-    }
-    if (i < i0) {
-      lo = v > lo ? v : lo;
-    } else {
-      double r = x[i] - s0;
-      r = r * c;
-      const double d = v - r;
-      if (std::isnan(d)) nan_hi = true;
-      hi = d > hi ? d : hi;
-    }
+    nan_lo |= v != v;
+    mx = v > mx ? v : mx;
+    mn = v < mn ? v : mn;
   }
+  lo = mx;
+  for (std::size_t i = m; i < n; ++i) {
+    const double v = w[i];
+    double r = x[i] - s0;
+    r = r * c;
+    const double d = v - r;
+    nan_up |= v != v;
+    nan_hi |= d != d;
+    mx = v > mx ? v : mx;
+    mn = v < mn ? v : mn;
+    hi = d > hi ? d : hi;
+  }
+  const bool nan_w = nan_lo || nan_up;
   const double nan = std::numeric_limits<double>::quiet_NaN();
   return {nan_w ? nan : mx, nan_w ? nan : mn, nan_lo ? nan : lo, nan_hi ? nan : hi};
 }
 
 #undef SHARPDP_WM_NOCONTRACT
-#undef SHARPDP_WM_ATTR
 
 }  // namespace window_max
 }  // namespace kernels
