@@ -12,6 +12,9 @@
 
 #include <cmath>
 #include <cstddef>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 namespace sharpdp {
 namespace kernels {
@@ -50,14 +53,40 @@ inline Sums pairwise_sums(const double* w, const double* q, std::size_t n) {
   }
   if (n <= 128) {
     double rs[8], ra[8], rq[8];
+    std::size_t i = 8;
+    const std::size_t m = n - (n % 8);
+#if defined(__SSE2__)
+    // the 8 running sums in 4 SSE2 lanes of 2 (sum j in lane j: each lane operation is the scalar one on its element)
+    const __m128d absmask = _mm_castsi128_pd(_mm_set1_epi64x(0x7fffffffffffffffLL));
+    __m128d S[4], A[4], Q[4];
+    for (std::size_t l = 0; l < 4; ++l) {
+      const __m128d x = _mm_loadu_pd(w + 2 * l);
+      const __m128d p = _mm_mul_pd(x, _mm_loadu_pd(q + 2 * l));
+      S[l] = p;
+      A[l] = _mm_and_pd(p, absmask);
+      Q[l] = squares ? _mm_mul_pd(x, x) : _mm_setzero_pd();
+    }
+    for (; i < m; i += 8) {
+      for (std::size_t l = 0; l < 4; ++l) {
+        const __m128d x = _mm_loadu_pd(w + i + 2 * l);
+        const __m128d p = _mm_mul_pd(x, _mm_loadu_pd(q + i + 2 * l));
+        S[l] = _mm_add_pd(S[l], p);
+        A[l] = _mm_add_pd(A[l], _mm_and_pd(p, absmask));
+        if (squares) Q[l] = _mm_add_pd(Q[l], _mm_mul_pd(x, x));
+      }
+    }
+    for (std::size_t l = 0; l < 4; ++l) {
+      _mm_storeu_pd(rs + 2 * l, S[l]);
+      _mm_storeu_pd(ra + 2 * l, A[l]);
+      _mm_storeu_pd(rq + 2 * l, Q[l]);
+    }
+#else
     for (std::size_t j = 0; j < 8; ++j) {
       const double p = w[j] * q[j];
       rs[j] = p;
       ra[j] = std::fabs(p);
       rq[j] = squares ? w[j] * w[j] : 0.0;
     }
-    std::size_t i = 8;
-    const std::size_t m = n - (n % 8);
     for (; i < m; i += 8) {
       for (std::size_t j = 0; j < 8; ++j) {
         const double p = w[i + j] * q[i + j];
@@ -69,6 +98,7 @@ inline Sums pairwise_sums(const double* w, const double* q, std::size_t n) {
         }
       }
     }
+#endif
     Sums r{((rs[0] + rs[1]) + (rs[2] + rs[3])) + ((rs[4] + rs[5]) + (rs[6] + rs[7])),
            ((ra[0] + ra[1]) + (ra[2] + ra[3])) + ((ra[4] + ra[5]) + (ra[6] + ra[7])),
            squares ? ((rq[0] + rq[1]) + (rq[2] + rq[3])) + ((rq[4] + rq[5]) + (rq[6] + rq[7])) : 0.0};
