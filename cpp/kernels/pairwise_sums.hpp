@@ -7,7 +7,7 @@
 // the first n2 = n/2 - (n/2 mod 8) terms and the rest summed apart and added). np.sum of a contiguous float64 array is
 // +0.0 plus that sum over the whole array, so the three values are np.sum(w * q), np.sum(np.abs(w * q)) and np.sum(w * w)
 // double for double (every product and sum one IEEE operation, rounded to nearest; no product fused into a sum:
-// fp-contract off below). Header-only, Python-free.
+// -ffp-contract=off on the binding's unit, see below). Header-only, Python-free.
 #pragma once
 
 #include <cmath>
@@ -27,7 +27,7 @@ struct Sums {
 };
 
 // (no product fused into a sum: clang by the pragma; GCC by -ffp-contract=off on the binding's translation unit,
-// CMakeLists.txt; GCC's optimize attribute is not used: it drops the unit's -O3 for the function)
+// CMakeLists.txt)
 #if defined(__clang__)
 #define SHARPDP_PW_NOCONTRACT _Pragma("clang fp contract(off)")
 #else

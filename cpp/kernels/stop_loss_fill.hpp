@@ -32,7 +32,7 @@ struct Nodes {
 };
 
 // (no product fused into a sum: clang by the pragma; GCC by -ffp-contract=off on the binding's translation unit,
-// CMakeLists.txt; GCC's optimize attribute is not used: it drops the unit's -O3 for the function)
+// CMakeLists.txt)
 #if defined(__clang__)
 #define SHARPDP_SLF_NOCONTRACT _Pragma("clang fp contract(off)")
 #else
