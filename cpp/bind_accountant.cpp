@@ -15,8 +15,11 @@
 
 #include "kernels/accountant.hpp"
 #include "kernels/lognormal_cells.hpp"
+#include "kernels/pairwise_sums.hpp"
 #include "kernels/stop_loss_chords.hpp"
+#include "kernels/stop_loss_fill.hpp"
 #include "kernels/two_atom.hpp"
+#include "kernels/window_max.hpp"
 
 namespace py = pybind11;
 using Arr = py::array_t<double, py::array::c_style | py::array::forcecast>;
@@ -151,6 +154,60 @@ py::tuple window_sums(Arr q, std::int64_t nk0, std::int64_t sa, double h, double
   return py::make_tuple(r.E, r.fnorm, r.gap, r.gnorm, r.Ea, r.ga);
 }
 
+// (sum w q, sum |w q|, sum w w) in numpy's pairwise order (docs/accountant_tail.md §80; the last 0.0 unless squares)
+py::tuple weighted_sums(Arr w, Arr q, bool squares) {
+  if (w.ndim() != 1 || q.ndim() != 1 || size0(q) != size0(w))
+    throw std::invalid_argument("weighted_sums: w and q must be 1-D arrays of equal length");
+  const std::size_t n = size0(w);
+  const double *pw = w.data(), *pq = q.data();
+  kernels::pairwise::Sums r;
+  {
+    py::gil_scoped_release nogil;
+    r = kernels::pairwise::weighted_sums(pw, pq, n, squares);
+  }
+  return py::make_tuple(r.s, r.a, r.ss);
+}
+
+// the stop-loss grid's bracket between its evaluated nodes (jump.py's stop_loss_grid, the same doubles;
+// docs/accountant_tail.md §80): (lo, up) on the k = idx[-1] + 1 nodes t0 + j dt
+std::tuple<Arr, Arr> stop_loss_fill(double t0, double dt,
+                                    py::array_t<std::int64_t, py::array::c_style | py::array::forcecast> idx,
+                                    Arr lo_c, Arr up_c, Arr pa, Arr ta) {
+  if (idx.ndim() != 1 || lo_c.ndim() != 1 || up_c.ndim() != 1 || pa.ndim() != 1 || ta.ndim() != 1)
+    throw std::invalid_argument("stop_loss_fill: idx, lo_c, up_c, pa, ta must be 1-D");
+  const std::size_t m = size0(idx);
+  if (m < 2 || size0(lo_c) != m || size0(up_c) != m || size0(pa) != m || size0(ta) != m)
+    throw std::invalid_argument("stop_loss_fill: idx, lo_c, up_c, pa, ta need one equal length >= 2");
+  const std::int64_t* pi = idx.data();
+  if (pi[0] != 0) throw std::invalid_argument("stop_loss_fill: idx must start at 0");
+  for (std::size_t i = 1; i < m; ++i)
+    if (pi[i] <= pi[i - 1]) throw std::invalid_argument("stop_loss_fill: idx must be increasing");
+  const auto k = static_cast<py::ssize_t>(pi[m - 1] + 1);
+  Arr lo(k), up(k);
+  const kernels::stop_loss_fill::Nodes nd{pi, lo_c.data(), up_c.data(), pa.data(), ta.data(), m};
+  double *pl = lo.mutable_data(), *pu = up.mutable_data();
+  {
+    py::gil_scoped_release nogil;
+    kernels::stop_loss_fill::fill(t0, dt, nd, pl, pu);
+  }
+  return {lo, up};
+}
+
+// (max w, min w, max w[:i0], max (w - (x - s0) c)[i0:]) as numpy's np.max / np.min (tv_weight.py; accountant_tail.md §80)
+py::tuple window_maxima(Arr w, Arr x, std::int64_t i0, double s0, double c) {
+  if (w.ndim() != 1 || x.ndim() != 1 || size0(x) != size0(w))
+    throw std::invalid_argument("window_maxima: w and x must be 1-D arrays of equal length");
+  const std::size_t n = size0(w);
+  if (i0 < 0 || static_cast<std::size_t>(i0) > n) throw std::invalid_argument("window_maxima: need 0 <= i0 <= len(w)");
+  const double *pw = w.data(), *px = x.data();
+  kernels::window_max::Maxima r;
+  {
+    py::gil_scoped_release nogil;
+    r = kernels::window_max::maxima(pw, px, n, static_cast<std::size_t>(i0), s0, c);
+  }
+  return py::make_tuple(r.w_max, r.w_min, r.below, r.above);
+}
+
 // the certified bracket of a two-atom law's D_up (docs/accountant_atoms.md §12): (lower, upper, charge,
 // m_lo, m_hi, c_terms, ok); ok False: the start sum would need an unbounded walk (the caller falls back)
 py::tuple two_atom_bracket(double a1, double a2, double p2, double gamma, std::int64_t n) {
@@ -270,6 +327,13 @@ void register_accountant(py::module_& m) {
         "allow (True, the default) or forbid the power step's accurate DFT in AVX2 lanes (the same doubles, "
         "docs/accountant_tail.md section 67.1); returns whether the AVX2 path runs");
   m.def("window_sums", &window_sums, "positive-part and gap sums over the window");
+  m.def("weighted_sums", &weighted_sums, py::arg("w"), py::arg("q"), py::arg("squares"),
+        "(sum w q, sum |w q|, sum w w) in numpy's pairwise order (docs/accountant_tail.md section 80)");
+  m.def("window_maxima", &window_maxima, py::arg("w"), py::arg("x"), py::arg("i0"), py::arg("s0"), py::arg("c"),
+        "(max w, min w, max w[:i0], max (w - (x - s0) c)[i0:]) as numpy's (accountant_tail.md section 80)");
+  m.def("stop_loss_fill", &stop_loss_fill, py::arg("t0"), py::arg("dt"), py::arg("idx"), py::arg("lo_c"),
+        py::arg("up_c"), py::arg("pa"), py::arg("ta"),
+        "a stop-loss grid's bracket between its evaluated nodes (jump.py's stop_loss_grid; accountant_tail.md section 80)");
   m.def("two_atom_bracket", &two_atom_bracket,
         "certified bracket of D_up of a two-atom law in O(sqrt n) (docs/accountant_atoms.md section 12)");
   m.def("lognormal_cells",

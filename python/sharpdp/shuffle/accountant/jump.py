@@ -75,12 +75,22 @@ def stop_loss_grid(law: Law, t0: float, dt: float, k: int) -> tuple[np.ndarray, 
     at every GRID_STEP-th node only (docs/accountant_tail.md §4, evaluation). tau is convex with slope
     -P(L >= t) at t, so between two evaluated nodes a < b the chord of the upper values lies above tau, and the
     tangent at a lies below it: tau(t) >= tau_lo(a) - P(L >= a) (t - a), with P(L >= a) <= P(L > a'), a' < a."""
-    j = np.arange(k, dtype=float)
-    t = np.multiply(j, dt)
-    t += t0  # (t0 + j dt, in place)
     # the interpolation interval s dt is kept below t0 / 1024 (the bracket's width is at most s dt times the
     # drop of P(L > t) over it)
     s = int(min(GRID_STEP, max(t0, 0.0) / (1024.0 * dt))) if dt > 0 else 1
+    fill = getattr(kernels(), "stop_loss_fill", None) if s >= 2 and k > 2 * s else None
+    if fill is not None:  # (the core's loop: the same doubles as the array form below, docs/accountant_tail.md §80)
+        idx = np.arange(0, k, s)
+        if idx[-1] != k - 1:
+            idx = np.append(idx, k - 1)
+        tc = np.multiply(idx.astype(float), dt)
+        tc += t0  # (t0 + j dt at the nodes: the same floats as t[idx] below)
+        lo_c, up_c = _blocked(law.stop_loss, tc)
+        ta = tc - (np.abs(tc) * 1e-12 + 1e-300)  # a' < a
+        return fill(t0, dt, idx, lo_c, up_c, _blocked(law.prob_above_up, ta), ta)
+    j = np.arange(k, dtype=float)
+    t = np.multiply(j, dt)
+    t += t0  # (t0 + j dt, in place)
     if s < 2 or k <= 2 * s:
         return _blocked(law.stop_loss, t)
     idx = np.arange(0, k, s)
@@ -280,21 +290,30 @@ def _fft_sums(g: np.ndarray, eta: np.ndarray, k0: int, h: float, nn: int, log_tg
     return F, ws, sums
 
 
-def _l2(w: np.ndarray, buf: np.ndarray | None = None) -> float:
-    """||w||_2 as sqrt(sum(w * w)) (``buf``: a work array of w's shape for the squares; the same floats)."""
-    return math.sqrt(float(np.sum(np.multiply(w, w, out=buf))))
+def _sums(w: np.ndarray, q: np.ndarray, squares: bool) -> tuple[float, float, float]:
+    """(sum w q, sum |w q|, sum w w) over float64 vectors of one length, each exactly as ``np.sum`` of numpy's products
+    computes it (numpy's pairwise order), in one pass of the core's ``weighted_sums`` (the last 0.0 unless ``squares``;
+    docs/accountant_tail.md §80); numpy's own where the core has no such kernel (an older build: the same floats)."""
+    f = getattr(kernels(), "weighted_sums", None)
+    if f is not None:
+        return f(w, q, squares)
+    wq = np.multiply(w, q)
+    s = float(np.sum(wq))
+    return s, float(np.sum(np.abs(wq, out=wq))), float(np.sum(np.multiply(w, w, out=wq))) if squares else 0.0
+
+
+def _l2(w: np.ndarray) -> float:
+    """||w||_2 as sqrt(sum(w * w)) (the same floats as numpy's)."""
+    return math.sqrt(_sums(w, w, False)[0])
 
 
 def _wsum(w: np.ndarray, F: FftWindow, norms: list[float | None] | None = None, i: int = 0) -> tuple[float, float]:
     """(sum_W w q, round-off bound) for non-negative weights w on the window of F; ``norms[i]``: ||w||_2 where known
-    (else computed here and kept there). One work array for the products, the absolute values and the squares (the
-    same floats as separate temporaries: the same elementwise values and sums)."""
-    wq = np.multiply(w, F.q)
-    s = float(np.sum(wq))
-    a = float(np.sum(np.abs(wq, out=wq)))
+    (else computed here and kept there). The three sums in one pass (:func:`_sums`: the same floats as numpy's)."""
     nw = norms[i] if norms is not None else None
+    s, a, ss = _sums(w, F.q, nw is None)
     if nw is None:
-        nw = _l2(w, wq)
+        nw = math.sqrt(ss)
         if norms is not None:
             norms[i] = nw
     fp = nw * F.err_q + w.size * U * a

@@ -20,6 +20,7 @@ import numpy as np
 
 from sharpdp.shuffle.accountant import limits
 from sharpdp.shuffle.accountant.chernoff import Chernoff, capped_exp, log_mgf_up
+from sharpdp.shuffle.accountant.fft import kernels
 from sharpdp.shuffle.accountant.limits import U
 
 
@@ -72,22 +73,30 @@ class TvWeights:
     def bound(self, w: np.ndarray, c_w: float, s0: float) -> float:
         """An upper bound on |Σ_W w (fold(g^{*nn}) - fold(b^{*nn}))| for a weight w >= 0 on the window's nodes: the smaller of max_W w · tv (main's) and C0 tv + c_w (slope term at s0) + max_W w (mass
         below), with C0 = max_W (w - c_w (x - s0)_+) rounded up (docs/accountant_tail.md §51.1)."""
-        w_max = float(w.max())
+        x = self.x
+        i0 = int(np.searchsorted(x, s0, side="right"))  # (nodes above s0: w - c_w (x - s0); below: w)
+        # (the four maxima in one pass of the core where it has the kernel: numpy's values, docs/accountant_tail.md §80)
+        f = getattr(kernels(), "window_maxima", None) if w.shape == x.shape else None
+        mm = f(w, x, i0, s0, c_w) if f is not None else None
+        w_max = float(w.max()) if mm is None else mm[0]
         old = w_max * self.tv
         if not (limits.TV_WEIGHTED and self.ok and c_w >= 0.0 and old > 0.0 and math.isfinite(old)):
             return old
-        if float(w.min()) < 0.0:
+        if (float(w.min()) if mm is None else mm[1]) < 0.0:
             return old  # (the bound needs w >= 0)
         below = self._below()
         if not below < 1.0:
             return old  # (a Chernoff value capped at 1 need not bound the unnormalised measure's mass)
-        x = self.x
-        i0 = int(np.searchsorted(x, s0, side="right"))  # (nodes above s0: w - c_w (x - s0); below: w)
-        C0 = float(np.max(w[:i0])) if i0 > 0 else 0.0
-        if i0 < x.size:
-            r = np.subtract(x[i0:], s0)
-            np.multiply(r, c_w, out=r)
-            C0 = max(C0, float(np.max(np.subtract(w[i0:], r, out=r))))
+        if mm is not None:
+            C0 = mm[2] if i0 > 0 else 0.0
+            if i0 < x.size:
+                C0 = max(C0, mm[3])
+        else:
+            C0 = float(np.max(w[:i0])) if i0 > 0 else 0.0
+            if i0 < x.size:
+                r = np.subtract(x[i0:], s0)
+                np.multiply(r, c_w, out=r)
+                C0 = max(C0, float(np.max(np.subtract(w[i0:], r, out=r))))
         C0 = max(C0, 0.0)
         C0 += 4 * U * (w_max + c_w * max(abs(self.a - s0), abs(self.b - s0)))  # (the differences' rounding)
         new = (C0 * self.tv + c_w * self._slope_term(s0) + w_max * below) * (1 + 1e-9)
