@@ -136,3 +136,9 @@ TAIL48_BRACKET_SKIP = False
 #: slope was 1.4x too steep at (1e8, 0.001), §19, §20); False: the model's step (session 47's evaluations and floats)
 CAL48_SAFE_STEP = False
 CAL48_SAFE_STEP_K = 2.0  # docs/calibration.md §20: the step's excess over the model's that r implies, times this
+# session 49, eps49
+#: docs/accountant.md §8.29: §8.13.2's rule (no loose look at the phase-1 root where phase 1 started from the single
+#: big jump's root and the spread of jump_guess.jump_value there is at most LOOK_SPREAD) below this n; the rule before
+#: stopped at n = 1e7 (search._WALK_N). 10**7 (off): session 48's searches; 10**10: the rule at every n (BMG of
+#: calibrate_bmg at n = 1e8, 1e9, eps = 0.1: the look straddled delta and was spent in vain)
+EPS49_LOOK_SPARED_N = 10**7

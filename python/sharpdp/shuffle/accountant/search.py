@@ -441,7 +441,7 @@ def search_epsilon(acc: _Evaluator, delta: float, xtol: float, cap0: float | Non
             look = len(pairs_r1) > 1 and 0 <= last_led[0] < len(pairs_r1) and far_tail.applicable(
                 pairs_r1[last_led[0]][1], acc.n, rel, float(pairs_r1[last_led[0]][0])) \
                 and not closed_at(pairs_r1[last_led[0]][0], pairs_r1[last_led[0]][1], acc.n, rel) \
-                and not (k_j is not None and acc.n < _WALK_N and look_spared(pairs_r1, acc.n))  # (§8.13.2)
+                and not (k_j is not None and acc.n < max(_WALK_N, limits.EPS49_LOOK_SPARED_N) and look_spared(pairs_r1, acc.n))  # §8.13.2
             # (its probe at r1 keeps the whole report, whose law it reads: docs/accountant.md §8.7)
             lo2, hi2, x2, k2, pts2 = _refit(acc, lambda e: fun2(e, False), delta, j_lo, c_hi, r1, k1, xtol, laws_at,
                                             -2 if look0 else last_led[0], look=look, lows=lows)
