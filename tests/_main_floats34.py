@@ -295,6 +295,7 @@ def session47_floats(monkeypatch) -> None:
 #: every session-49 switch at its session-48 value
 SESSION48: dict = {
     "EPS49_LOOK_SPARED_N": 10**7,  # eps49
+    "EPS49_JUMP_PROBE": 0.0,  # eps49
 }
 
 

@@ -142,3 +142,9 @@ CAL48_SAFE_STEP_K = 2.0  # docs/calibration.md §20: the step's excess over the 
 #: stopped at n = 1e7 (search._WALK_N). 10**7 (off): session 48's searches; 10**10: the rule at every n (BMG of
 #: calibrate_bmg at n = 1e8, 1e9, eps = 0.1: the look straddled delta and was spent in vain)
 EPS49_LOOK_SPARED_N = 10**7
+#: docs/accountant.md §8.29: at n >= EPS49_JUMP_PROBE_N, where get_epsilon starts from the single big jump's root
+#: (docs/accountant.md §8.11), §8.25's rule (phase 1 skipped, phase 2 probes that root first with its slope) opens up to
+#: this spread of jump_guess.jump_value at the root (the larger of it and EPS45_START_PROBE). 0.0 (off): EPS45_START_PROBE
+#: alone (session 48's searches); 0.08 (§8.13.2's LOOK_SPREAD) measured
+EPS49_JUMP_PROBE = 0.0
+EPS49_JUMP_PROBE_N = 10**7  # docs/accountant.md §8.29: EPS49_JUMP_PROBE's least n (the cells measured: n = 1e7-1e9)

@@ -41,12 +41,16 @@ LOOK_N_MAX = 10**9
 
 
 def start_probe(laws_at: Callable[[float], Any], n: int, x0: float, k: float | None, lo: float,
-                hi: float) -> bool:
+                hi: float, jump: bool = False) -> bool:
     """Whether phase 1 is skipped (docs/accountant.md §8.25): ``limits.EPS45_START_PROBE`` > 0, n >= ``N_MIN``, ``x0`` is a start
     model's root with its slope ``k`` (given and < 0, in the units of the search's ``_root``) strictly inside the frame
     (``lo``, ``hi``) and at most ``limits.EPS_CAP``, and :func:`.jump_guess.jump_value`'s spread at ``x0`` is at most
-    ``limits.EPS45_START_PROBE``. An estimate's gate only."""
+    ``limits.EPS45_START_PROBE``. ``jump``: ``x0`` is the single-big-jump root (docs/accountant.md §8.11); then, at n >=
+    ``limits.EPS49_JUMP_PROBE_N``, the spread's bound is the larger of that and ``limits.EPS49_JUMP_PROBE``
+    (docs/accountant.md §8.29). An estimate's gate only."""
     q_max = float(limits.EPS45_START_PROBE)
+    if jump and n >= int(limits.EPS49_JUMP_PROBE_N) and q_max > 0.0:
+        q_max = max(q_max, float(limits.EPS49_JUMP_PROBE))
     if not q_max > 0.0 or n < N_MIN or k is None or not (k < 0.0 and lo < x0 < hi and x0 <= limits.EPS_CAP):
         return False
     try:
