@@ -296,6 +296,7 @@ def session47_floats(monkeypatch) -> None:
 SESSION48: dict = {
     "EPS49_LOOK_SPARED_N": 10**7,  # eps49
     "EPS49_JUMP_PROBE": 0.0,  # eps49
+    "EPS49_BODY_SMALL": 0.0,  # eps49
 }
 
 

@@ -148,3 +148,8 @@ EPS49_LOOK_SPARED_N = 10**7
 #: alone (session 48's searches); 0.08 (§8.13.2's LOOK_SPREAD) measured
 EPS49_JUMP_PROBE = 0.0
 EPS49_JUMP_PROBE_N = 10**7  # docs/accountant.md §8.29: EPS49_JUMP_PROBE's least n (the cells measured: n = 1e7-1e9)
+#: docs/accountant.md §8.29.6: at delta <= EPS49_BODY_DELTA, §8.28's first point is x0 (1 + EPS49_BODY_SMALL xtol) in
+#: place of EPS48_BODY_START's (get_delta's root lay 0.19-0.31 xtol above the shape start there, against 0.16-0.69 at
+#: delta = 1e-6). 0.0 (off): EPS48_BODY_START at every delta (session 48's floats); 0.5 measured
+EPS49_BODY_SMALL = 0.0
+EPS49_BODY_DELTA = 1e-8  # docs/accountant.md §8.29.6: EPS49_BODY_SMALL's largest delta

@@ -378,7 +378,7 @@ def search_epsilon(acc: _Evaluator, delta: float, xtol: float, cap0: float | Non
         sh = shape_start(laws_at, acc.n, delta, j_lo, c_hi, g) if k_j is None and not two else None  # (§8.24.1)
         x0, k0 = sh if sh is not None else (x0, k0)
         skip = (k_j is not None and x0 == g or sh is not None) and start_probe(laws_at, acc.n, x0, k0, j_lo, c_hi, sh is None)
-        x0, skip = (x0, skip) if skip or sh is None else body_start(laws_at, acc.n, x0, k0, j_lo, c_hi, xtol)  # (§8.28)
+        x0, skip = (x0, skip) if skip or sh is None else body_start(laws_at, acc.n, x0, k0, j_lo, c_hi, xtol, delta)  # (§8.28)
         look0 = sh is not None and not skip and start_look(laws_at, acc.n, x0, k0, j_lo, c_hi, last_led)  # (§8.26.3)
         try:  # (a point near eps = 0: get_delta(0) first, docs/accountant.md §8.10)
             lo1, hi1, r1, k1 = (j_lo, c_hi, x0, k0) if skip or look0 else _root(zero.wrap(lambda e: up(e, True)), delta, j_lo, c_hi, max(xtol, 1e-2), x0=x0,
