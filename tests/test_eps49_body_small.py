@@ -75,9 +75,9 @@ def test_gauss46_tighter_two_probes(monkeypatch):
 
 
 @settings(max_examples=2, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(s0=st.floats(2.0, 8.0), ld=st.floats(-12.0, -8.0))
+@given(s0=st.floats(3.0, 8.0), ld=st.floats(-12.0, -8.0))
 def test_property(monkeypatch, s0, ld):
-    """GaussianRandomizer(s0), n = 1e8, delta 1e-12..1e-8 with the rule on: certified by fresh accountants and within
+    """GaussianRandomizer(s0 in [3, 8]), n = 1e8, delta 1e-12..1e-8 with the rule on: certified by fresh accountants and within
     xtol of the switch-off answer."""
     rnd, n, delta = GaussianRandomizer(s0, 1), 10**8, 10.0 ** ld
     on = _run(monkeypatch, rnd, n, delta, ON)[0]
