@@ -295,6 +295,9 @@ def session47_floats(monkeypatch) -> None:
 #: every session-49 switch at its session-48 value
 SESSION48: dict = {
     "LEAD49_NORM_DOT": False,  # lead
+    "EPS49_LOOK_SPARED_N": 10**7,  # eps49
+    "EPS49_JUMP_PROBE": 0.0,  # eps49
+    "EPS49_BODY_SMALL": 0.0,  # eps49
 }
 
 

@@ -377,8 +377,8 @@ def search_epsilon(acc: _Evaluator, delta: float, xtol: float, cap0: float | Non
         k0 = (k_j or _guess_slope(acc, g)) if x0 == g and not two else None
         sh = shape_start(laws_at, acc.n, delta, j_lo, c_hi, g) if k_j is None and not two else None  # (§8.24.1)
         x0, k0 = sh if sh is not None else (x0, k0)
-        skip = (k_j is not None and x0 == g or sh is not None) and start_probe(laws_at, acc.n, x0, k0, j_lo, c_hi)  # (§8.25)
-        x0, skip = (x0, skip) if skip or sh is None else body_start(laws_at, acc.n, x0, k0, j_lo, c_hi, xtol)  # (§8.28)
+        skip = (k_j is not None and x0 == g or sh is not None) and start_probe(laws_at, acc.n, x0, k0, j_lo, c_hi, sh is None)
+        x0, skip = (x0, skip) if skip or sh is None else body_start(laws_at, acc.n, x0, k0, j_lo, c_hi, xtol, delta)  # (§8.28)
         look0 = sh is not None and not skip and start_look(laws_at, acc.n, x0, k0, j_lo, c_hi, last_led)  # (§8.26.3)
         try:  # (a point near eps = 0: get_delta(0) first, docs/accountant.md §8.10)
             lo1, hi1, r1, k1 = (j_lo, c_hi, x0, k0) if skip or look0 else _root(zero.wrap(lambda e: up(e, True)), delta, j_lo, c_hi, max(xtol, 1e-2), x0=x0,
@@ -441,7 +441,7 @@ def search_epsilon(acc: _Evaluator, delta: float, xtol: float, cap0: float | Non
             look = len(pairs_r1) > 1 and 0 <= last_led[0] < len(pairs_r1) and far_tail.applicable(
                 pairs_r1[last_led[0]][1], acc.n, rel, float(pairs_r1[last_led[0]][0])) \
                 and not closed_at(pairs_r1[last_led[0]][0], pairs_r1[last_led[0]][1], acc.n, rel) \
-                and not (k_j is not None and acc.n < _WALK_N and look_spared(pairs_r1, acc.n))  # (§8.13.2)
+                and not (k_j is not None and acc.n < max(_WALK_N, limits.EPS49_LOOK_SPARED_N) and look_spared(pairs_r1, acc.n))  # §8.13.2
             # (its probe at r1 keeps the whole report, whose law it reads: docs/accountant.md §8.7)
             lo2, hi2, x2, k2, pts2 = _refit(acc, lambda e: fun2(e, False), delta, j_lo, c_hi, r1, k1, xtol, laws_at,
                                             -2 if look0 else last_led[0], look=look, lows=lows)

@@ -41,12 +41,16 @@ LOOK_N_MAX = 10**9
 
 
 def start_probe(laws_at: Callable[[float], Any], n: int, x0: float, k: float | None, lo: float,
-                hi: float) -> bool:
+                hi: float, jump: bool = False) -> bool:
     """Whether phase 1 is skipped (docs/accountant.md §8.25): ``limits.EPS45_START_PROBE`` > 0, n >= ``N_MIN``, ``x0`` is a start
     model's root with its slope ``k`` (given and < 0, in the units of the search's ``_root``) strictly inside the frame
     (``lo``, ``hi``) and at most ``limits.EPS_CAP``, and :func:`.jump_guess.jump_value`'s spread at ``x0`` is at most
-    ``limits.EPS45_START_PROBE``. An estimate's gate only."""
+    ``limits.EPS45_START_PROBE``. ``jump``: ``x0`` is the single-big-jump root (docs/accountant.md §8.11); then, at n >=
+    ``limits.EPS49_JUMP_PROBE_N``, the spread's bound is the larger of that and ``limits.EPS49_JUMP_PROBE``
+    (docs/accountant.md §8.29). An estimate's gate only."""
     q_max = float(limits.EPS45_START_PROBE)
+    if jump and n >= int(limits.EPS49_JUMP_PROBE_N) and q_max > 0.0:
+        q_max = max(q_max, float(limits.EPS49_JUMP_PROBE))
     if not q_max > 0.0 or n < N_MIN or k is None or not (k < 0.0 and lo < x0 < hi and x0 <= limits.EPS_CAP):
         return False
     try:
@@ -85,14 +89,17 @@ def start_look(laws_at: Callable[[float], Any], n: int, x0: float, k: float | No
 
 
 def body_start(laws_at: Callable[[float], Any], n: int, x0: float, k: float | None, lo: float, hi: float,
-               xtol: float) -> tuple[float, bool]:
+               xtol: float, delta: float = 1.0) -> tuple[float, bool]:
     """(x, True): phase 2's first point x where phase 1 is skipped at an all-body shape start (docs/accountant.md
     §8.28), or (``x0``, False) where the rule is shut. Open where ``limits.EPS48_BODY_START`` = c > 0, n >=
     ``limits.EPS48_BODY_N``, ``k`` given and < 0, ``x0`` (the shape model's root) at most ``limits.EPS_CAP``, the laws
     at ``x0`` not all atom laws, the single big jump's share of the shape model at ``x0`` below
     ``limits.EPS46_START_LOOK_SHARE`` (where :func:`start_look` is shut), and x = x0 (1 + c xtol) strictly inside the
-    frame (``lo``, ``hi``). An estimate's choice only."""
+    frame (``lo``, ``hi``); at ``delta`` <= ``limits.EPS49_BODY_DELTA``, c is ``limits.EPS49_BODY_SMALL`` where that
+    is > 0 (docs/accountant.md §8.29.6). An estimate's choice only."""
     c = float(limits.EPS48_BODY_START)
+    if c > 0.0 and delta <= float(limits.EPS49_BODY_DELTA) and float(limits.EPS49_BODY_SMALL) > 0.0:
+        c = float(limits.EPS49_BODY_SMALL)
     if not c > 0.0 or n < int(limits.EPS48_BODY_N) or k is None or not (k < 0.0 and 0.0 < x0 <= limits.EPS_CAP):
         return x0, False
     x = x0 * (1.0 + c * xtol)
