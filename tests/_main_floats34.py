@@ -294,6 +294,9 @@ def session47_floats(monkeypatch) -> None:
 
 #: every session-49 switch at its session-48 value
 SESSION48: dict = {
+    "CAL49_FIRST_RHO": False,  # cal49
+    "CAL49_ONE_LOOSE": 0.0,  # cal49
+    "CAL49_CHEAP_STEP": False,  # cal49
 }
 
 

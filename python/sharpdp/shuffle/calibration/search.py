@@ -16,6 +16,7 @@ from sharpdp._progress import progress_bar
 from sharpdp.shuffle.accountant import limits
 from sharpdp.shuffle.accountant.limits import TINY, VALUE_FLOOR
 from sharpdp.shuffle.calibration.checks import check_progress, check_targets, delta_floor  # noqa: F401  (re-exported)
+from sharpdp.shuffle.calibration.few_evals import first_rho
 from sharpdp.shuffle.calibration.start import T_BOX, X_BOX, expit, model_root, model_start  # noqa: F401  (re-exported)
 
 # ----------------------------------------------------------------------------------------------
@@ -393,7 +394,7 @@ class Search:
         the known-good point after a failure, and with no known-good point at most _X_TRUST past the last failure.
         """
         ld = math.log(self.delta)
-        rho = 0.5 * math.log1p(CERT_REL_TOL)  # expected log(Up / midpoint) at full accuracy
+        rho = first_rho(self, CERT_REL_TOL)  # expected log(Up / midpoint) at full accuracy (docs/calibration.md §21.1)
         mu = min(_MU0 * abs(self.slope(x, t, self.fit(x, t))), 10.0 * _MU0)  # margin: <= _MU0 in x
         fails, last_fail, repair, tried = 0, None, False, False
         xc, tc = x, t
