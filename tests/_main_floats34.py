@@ -297,6 +297,7 @@ SESSION48: dict = {
     "CAL49_FIRST_RHO": False,  # cal49
     "CAL49_ONE_LOOSE": 0.0,  # cal49
     "CAL49_CHEAP_STEP": False,  # cal49
+    "CAL49_LOOSE_REL": 0.0,  # cal49
 }
 
 

@@ -137,7 +137,7 @@ TAIL48_BRACKET_SKIP = False
 CAL48_SAFE_STEP = False
 CAL48_SAFE_STEP_K = 2.0  # docs/calibration.md §20: the step's excess over the model's that r implies, times this
 # session 49, cal49
-CAL49_N = 10**9  # docs/calibration.md §21.1, §21.2: CAL49_FIRST_RHO and CAL49_ONE_LOOSE act from this n on
+CAL49_N = 10**9  # docs/calibration.md §21.1-§21.3: CAL49_FIRST_RHO, CAL49_ONE_LOOSE, CAL49_LOOSE_REL act from this n on
 #: docs/calibration.md §21.1: on the loose search at n >= CAL49_N, stage 3's first certifying point aims at log delta -
 #: 0.5 log(1 + CAL_CERT_REL_TOL_LOOSE) - mu (the margin of the rel_tol its evaluation asks) instead of 0.5 log(1 + 1e-2)
 #: (calibration/few_evals.first_rho); False: 0.5 log(1 + 1e-2) (session 48's evaluations and floats)
@@ -147,7 +147,10 @@ CAL49_FIRST_RHO = False
 #: and a slope model is set (stage 3's first step is §20's from it; calibration/few_evals.one_loose); 0.0: off (session
 #: 48's stage 1)
 CAL49_ONE_LOOSE = 0.0
-#: docs/calibration.md §21.3: a certifying evaluation tried first at CAL43_CHEAP_REL (§15) whose bracket straddles delta
+#: docs/calibration.md §21.3: the loose search's model points at n >= CAL49_N ask this rel_tol instead of
+#: CAL_LOOSE_REL_TOL (0.3; calibration/few_evals.loose_rel); 0.0: off (session 48's evaluations and floats)
+CAL49_LOOSE_REL = 0.0
+#: docs/calibration.md §21.4: a certifying evaluation tried first at CAL43_CHEAP_REL (§15) whose bracket straddles delta
 #: counts as a failed certification (the search steps to the safe side and tries the cheaper rel_tol again there) instead
 #: of being evaluated again at the usual certifying rel_tol (calibration/cheap_cert.py); False: evaluated again (session
 #: 48's evaluations and floats)

@@ -8,7 +8,7 @@ the point (upper <= delta: certified, the report carrying it and its rel_tol; lo
 dropped from the model and the point is evaluated at the usual certifying rel_tol, as before; with
 ``limits.CAL49_CHEAP_STEP`` it is kept as a failed certification instead (its upper value is above delta), and the search
 steps to the safe side, where the next certifying evaluation is again tried at the cheaper rel_tol (docs/calibration.md
-§21.3)."""
+§21.4)."""
 
 from __future__ import annotations
 
@@ -53,7 +53,7 @@ class CheapSearch(Search):
         if up <= self.delta or lo > self.delta:  # (decided: certified, or refuted as the usual evaluation would be)
             self.rel_of[(x, t)] = float(limits.CAL43_CHEAP_REL)
             return v
-        if limits.CAL49_CHEAP_STEP:  # (undecided: a failed certification, the search steps to the safe side, §21.3)
+        if limits.CAL49_CHEAP_STEP:  # (undecided: a failed certification, the search steps to the safe side, §21.4)
             return v
         self.pts.pop()  # (undecided: not a point of the model; its call stays counted in ``count`` and ``full``)
         return super().evaluate(x, t, fine)

@@ -1,6 +1,6 @@
 """Fewer evaluations at n = 1e9 on the loose search (docs/calibration.md §21): stage 3's first certifying point aimed
 with the margin of the rel_tol its evaluation asks (:func:`first_rho`), and stage 1 stopped after one loose evaluation
-near the target (:func:`one_loose`). Choices of points only: a point is returned only by a certifying evaluation whose
+near the target (:func:`one_loose`), cheaper loose evaluations there (:func:`loose_rel`). Choices of points only: a point is returned only by a certifying evaluation whose
 certified upper value is <= delta."""
 
 from __future__ import annotations
@@ -20,6 +20,17 @@ def first_rho(search: Any, cert_tol: float) -> float:
     return 0.5 * math.log1p(rel)
 
 
+def loose_rel(n: int, rel: float) -> float:
+    """The loose search's rel_tol at n (``rel``: session 48's, ``limits.CAL_LOOSE_REL_TOL`` at n >= 1e8), or with
+    ``limits.CAL49_LOOSE_REL`` > 0 at n >= ``limits.CAL49_N`` that value (docs/calibration.md §21.3: at n = 1e9 a
+    rel_tol-0.5 call costs half a rel_tol-0.3 one at eps = 0.01, with a bracket about as narrow). Model points only:
+    the certifying evaluations keep their rel_tol."""
+    new = float(limits.CAL49_LOOSE_REL)
+    if not (math.isfinite(new) and 0.0 <= new < 1.0):
+        raise ValueError(f"limits.CAL49_LOOSE_REL must be a finite number in [0, 1), got {new!r}")
+    return new if new > 0.0 and n >= limits.CAL49_N else rel
+
+
 def one_loose(search: Any, target: float) -> bool:
     """Whether stage 1 stops after the search's first (loose) evaluation (docs/calibration.md §21.2): with
     ``limits.CAL49_ONE_LOOSE`` > 0 and ``limits.CAL48_SAFE_STEP`` on the loose search at n >= ``limits.CAL49_N`` (where
@@ -35,4 +46,4 @@ def one_loose(search: Any, target: float) -> bool:
     return bool(abs(search.pts[0][2] - target) <= tol)
 
 
-__all__ = ["first_rho", "one_loose"]
+__all__ = ["first_rho", "loose_rel", "one_loose"]
