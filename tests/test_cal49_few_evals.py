@@ -28,9 +28,9 @@ SIGMA_1E9_0001 = float.fromhex("0x1.c68ede25f4f7fp-1")  # 0.8878087445577733
 SIGMA_1E8_0002 = 0.9942260291248306
 
 
-def _search(n, eps, pts=(), cls=Search):
+def _search(n, eps, pts=(), cls=Search, t_box=None):
     s = cls(lambda x, t: GaussianRandomizer(math.exp(x), 1), (lambda x, t: -40.0 * x,),
-            lambda x, t: math.exp(2.0 * x), n, eps, DELTA, "zero_out", False, "test")
+            lambda x, t: math.exp(2.0 * x), n, eps, DELTA, "zero_out", False, "test", t_box)
     s.pts = list(pts)
     return s
 
@@ -44,7 +44,8 @@ def test_switches_off_at_main_and_listed():
 
 
 def test_first_rho(monkeypatch):
-    """0.5 log(1 + 1e-2) off, below CAL49_N or off the loose search; 0.5 log(1 + 0.02) on at n = 1e9, eps <= 0.01."""
+    """0.5 log(1 + 1e-2) off, below CAL49_N, off the loose search or on the BMG's search; 0.5 log(1 + 0.02) on at
+    n = 1e9, eps <= 0.01 (calibrate_gaussian)."""
     old, new = 0.5 * math.log1p(0.01), 0.5 * math.log1p(0.02)
     s9, s8, tight = _search(10**9, 0.001), _search(10**8, 0.001), _search(10**9, 0.5)
     assert s9.loose and s8.loose and not tight.loose and s9.cert_rel == 0.02
@@ -53,22 +54,25 @@ def test_first_rho(monkeypatch):
     switch(monkeypatch, "CAL49_FIRST_RHO", True)
     assert first_rho(s9, CERT_REL_TOL) == pytest.approx(new, rel=1e-15)
     assert first_rho(s8, CERT_REL_TOL) == old and first_rho(tight, CERT_REL_TOL) == old
+    assert first_rho(_search(10**9, 0.001, t_box=(-9.0, 0.0)), CERT_REL_TOL) == old  # (the BMG's search)
 
 
 def test_loose_rel(monkeypatch):
     """The loose search's rel_tol: 0.3 off and below CAL49_N; the switch's value at n >= 1e9 (the search's model points
     only: its certifying rel_tol stays 0.02); a bad value is refused."""
     switch(monkeypatch, "CAL49_LOOSE_REL", 0.0)
-    assert _search(10**9, 0.001).search_rel == 0.3 and loose_rel(10**9, 0.3) == 0.3
+    assert _search(10**9, 0.001).search_rel == 0.3 and loose_rel(10**9, 0.3, True) == 0.3
     switch(monkeypatch, "CAL49_LOOSE_REL", 0.5)
     s9 = _search(10**9, 0.001)
     assert s9.search_rel == 0.5 and s9.cert_rel == 0.02
     assert _search(10**8, 0.001).search_rel == 0.3 and _search(10**7, 0.001).search_rel == 0.1
     assert _search(10**9, 0.5).search_rel == 0.01  # (not the loose search)
+    assert _search(10**9, 0.001, t_box=(-9.0, 0.0)).search_rel == 0.3  # (the BMG's two-dimensional search)
+    assert loose_rel(10**9, 0.3, False) == 0.3
     for bad in (-0.1, 1.0, math.nan):
         switch(monkeypatch, "CAL49_LOOSE_REL", bad)
         with pytest.raises(ValueError, match="CAL49_LOOSE_REL"):
-            loose_rel(10**9, 0.3)
+            loose_rel(10**9, 0.3, True)
 
 
 def test_one_loose_gate(monkeypatch):

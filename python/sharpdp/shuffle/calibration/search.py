@@ -210,7 +210,7 @@ class Search:
         self.grow = 1.0  # the trust region's growth after accurate steps to its edge (docs/calibration.md §13.2)
         self.bar = Progress(desc, progress, _MAX_EVALS)
         self.loose = n >= _LOOSE_N and epsilon <= _LOOSE_EPS  # (the loose search: docs/calibration.md §6, §12)
-        self.search_rel = ((loose_rel(n, limits.CAL_LOOSE_REL_TOL) if n >= limits.CAL_LOOSE_REL_TOL_N
+        self.search_rel = ((loose_rel(n, limits.CAL_LOOSE_REL_TOL, t_box is None) if n >= limits.CAL_LOOSE_REL_TOL_N
                             else _SEARCH_REL_TOL_LARGE) if self.loose else _SEARCH_REL_TOL)  # (§13.1, §21.3)
         self.gain_rtol = GAIN_RTOL_LARGE if n >= _LOOSE_N else _GAIN_RTOL  # (stage 3's stop: docs/calibration.md §7)
         self.cert_rel = limits.CAL_CERT_REL_TOL_LOOSE if self.loose else CERT_REL_TOL  # (certifying evaluations)
