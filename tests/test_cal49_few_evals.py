@@ -35,11 +35,11 @@ def _search(n, eps, pts=(), cls=Search, t_box=None):
     return s
 
 
-def test_switches_off_at_main_and_listed():
-    assert limits.CAL49_FIRST_RHO is False and SESSION48["CAL49_FIRST_RHO"] is False
+def test_switches_at_main_and_listed():
+    assert limits.CAL49_FIRST_RHO is True and SESSION48["CAL49_FIRST_RHO"] is False  # (on: docs/calibration.md §21.7)
     assert limits.CAL49_ONE_LOOSE == 0.0 and SESSION48["CAL49_ONE_LOOSE"] == 0.0
     assert limits.CAL49_CHEAP_STEP is False and SESSION48["CAL49_CHEAP_STEP"] is False
-    assert limits.CAL49_LOOSE_REL == 0.0 and SESSION48["CAL49_LOOSE_REL"] == 0.0
+    assert limits.CAL49_LOOSE_REL == 0.5 and SESSION48["CAL49_LOOSE_REL"] == 0.0
     assert limits.CAL49_N == 10**9
 
 
