@@ -1,7 +1,7 @@
 """docs/calibration.md §20: one calibration in this process with the given switches, CPU time and its evaluations.
 
 Usage: python bench/bench_cal48_safe_step.py FUNC N EPS START_MAX SAFE_STEP [NAME=VALUE ...]  (FUNC gauss or bmg;
-switches 0 / 1; each NAME=VALUE sets limits.NAME to the Python literal VALUE, e.g. CAL49_SECANT_STEP=True: §21).
+switches 0 / 1; each NAME=VALUE sets limits.NAME to the Python literal VALUE, e.g. CAL49_ONE_LOOSE=0.25: §21).
 Prints one JSON line: CPU s (time.process_time of the whole call), evaluations, the calls (sigma0 or (gamma, sigma0),
 rel_tol, bracket / delta), the answer (float.hex) and a fresh accountant's upper value at it / delta."""
 
@@ -45,7 +45,8 @@ def main() -> None:
     r = rep.randomizer
     fresh = ShuffleAccountant(r, n, rel_tol=rep.rel_tol).get_delta_bounds(eps)[1] / delta
     sig = r.sigma0 if func == "gauss" else (r.gamma, r.sigma0)
-    print(json.dumps({"func": func, "n": n, "eps": eps, "start_max": start_max, "safe": safe, "extra": extra, "cpu": round(cpu, 3),
+    print(json.dumps({"func": func, "n": n, "eps": eps, "start_max": start_max, "safe": safe, "extra": extra,
+                      "cpu": round(cpu, 3),
                       "evals": rep.evaluations, "calls": calls, "answer": repr(sig),
                       "hex": float(r.sigma0).hex(), "rel_tol": rep.rel_tol, "fresh_up": fresh}))
 
