@@ -298,6 +298,10 @@ SESSION48: dict = {
     "EPS49_LOOK_SPARED_N": 10**7,  # eps49
     "EPS49_JUMP_PROBE": 0.0,  # eps49
     "EPS49_BODY_SMALL": 0.0,  # eps49
+    "CAL49_FIRST_RHO": False,  # cal49
+    "CAL49_ONE_LOOSE": 0.0,  # cal49
+    "CAL49_CHEAP_STEP": False,  # cal49
+    "CAL49_LOOSE_REL": 0.0,  # cal49
 }
 
 

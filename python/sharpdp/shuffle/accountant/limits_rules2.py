@@ -158,3 +158,24 @@ EPS49_JUMP_PROBE_N = 10**7  # docs/accountant.md §8.29: EPS49_JUMP_PROBE's leas
 #: delta = 1e-6). 0.0 (off): EPS48_BODY_START at every delta (session 48's floats); 0.5 measured
 EPS49_BODY_SMALL = 0.0
 EPS49_BODY_DELTA = 1e-8  # docs/accountant.md §8.29.6: EPS49_BODY_SMALL's largest delta
+# session 49, cal49
+CAL49_N = 10**9  # docs/calibration.md §21.1-§21.3: CAL49_FIRST_RHO, CAL49_ONE_LOOSE, CAL49_LOOSE_REL act from this n on
+#: docs/calibration.md §21.1: on the loose search at n >= CAL49_N, stage 3's first certifying point aims at log delta -
+#: 0.5 log(1 + CAL_CERT_REL_TOL_LOOSE) - mu (the margin of the rel_tol its evaluation asks) instead of 0.5 log(1 + 1e-2)
+#: (calibration/few_evals.first_rho); False: 0.5 log(1 + 1e-2) (session 48's evaluations and floats). On: the 45 test
+#: files that call a calibration and name n >= 1e8 run with it on (one mechanism assertion pinned), §21.7
+CAL49_FIRST_RHO = True
+#: docs/calibration.md §21.2: calibrate_gaussian's stage 1 stops after its first (loose) evaluation on the loose search
+#: at n >= CAL49_N where that evaluation's estimate lies within this of the target in log delta, CAL48_SAFE_STEP is on
+#: and a slope model is set (stage 3's first step is §20's from it; calibration/few_evals.one_loose); 0.0: off (session
+#: 48's stage 1)
+CAL49_ONE_LOOSE = 0.0
+#: docs/calibration.md §21.3: the loose search's model points at n >= CAL49_N ask this rel_tol instead of
+#: CAL_LOOSE_REL_TOL (0.3; calibration/few_evals.loose_rel) on calibrate_gaussian's search; 0.0: off (session 48's
+#: evaluations and floats). On, as CAL49_FIRST_RHO (§21.7)
+CAL49_LOOSE_REL = 0.5
+#: docs/calibration.md §21.4: a certifying evaluation tried first at CAL43_CHEAP_REL (§15) whose bracket straddles delta
+#: counts as a failed certification (the search steps to the safe side and tries the cheaper rel_tol again there) instead
+#: of being evaluated again at the usual certifying rel_tol (calibration/cheap_cert.py); False: evaluated again (session
+#: 48's evaluations and floats)
+CAL49_CHEAP_STEP = False

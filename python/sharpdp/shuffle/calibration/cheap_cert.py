@@ -5,7 +5,10 @@ docs/calibration.md §3 step 3, §12) first asks ``get_delta_bounds`` at rel_tol
 search's last loose bracket is at most ``limits.CAL43_CHEAP_WIDTH`` wide (an estimate that the cheaper bracket is
 narrow enough to decide; it only chooses which certified evaluation runs first). That bracket is kept where it decides
 the point (upper <= delta: certified, the report carrying it and its rel_tol; lower > delta: refuted); otherwise it is
-dropped from the model and the point is evaluated at the usual certifying rel_tol, as before."""
+dropped from the model and the point is evaluated at the usual certifying rel_tol, as before; with
+``limits.CAL49_CHEAP_STEP`` it is kept as a failed certification instead (its upper value is above delta), and the search
+steps to the safe side, where the next certifying evaluation is again tried at the cheaper rel_tol (docs/calibration.md
+§21.4)."""
 
 from __future__ import annotations
 
@@ -49,6 +52,8 @@ class CheapSearch(Search):
         lo, up = self.pts[-1][4], self.pts[-1][5]
         if up <= self.delta or lo > self.delta:  # (decided: certified, or refuted as the usual evaluation would be)
             self.rel_of[(x, t)] = float(limits.CAL43_CHEAP_REL)
+            return v
+        if limits.CAL49_CHEAP_STEP:  # (undecided: a failed certification, the search steps to the safe side, §21.4)
             return v
         self.pts.pop()  # (undecided: not a point of the model; its call stays counted in ``count`` and ``full``)
         return super().evaluate(x, t, fine)

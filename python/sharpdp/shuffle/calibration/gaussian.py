@@ -9,6 +9,7 @@ from sharpdp.shuffle.accountant import limits
 from sharpdp.shuffle.accountant.call_heap import kept_first
 from sharpdp.shuffle.calibration.cheap_cert import CheapSearch
 from sharpdp.shuffle.calibration.gauss_shape import shape_slope, shape_x
+from sharpdp.shuffle.calibration.few_evals import one_loose
 from sharpdp.shuffle.calibration.estimates import (
     big_jump_estimate,
     big_jump_jensen,
@@ -91,7 +92,7 @@ def calibrate_gaussian_report(n: int, epsilon: float, delta: float, *, adjacency
             x0 = x0 if xs is None else xs
             s.safe_slope = lambda x: shape_slope(x, n, epsilon, adjacency)  # (stage 3's first step: §20)
         s.evaluate(x0, None, False)  # picks the base; stage 1 steps on it through this evaluation (docs/calibration.md §3)
-        xb = s.bracket(x0, None, target, STAGE1_TOL, 6)
+        xb = s.bracket(x0, None, target, STAGE1_TOL, 1 if one_loose(s, target) else 6)  # (§21.2: one loose call)
         s.certify(xb, None)
     finally:
         s.bar.close()

@@ -16,6 +16,7 @@ from sharpdp._progress import progress_bar
 from sharpdp.shuffle.accountant import limits
 from sharpdp.shuffle.accountant.limits import TINY, VALUE_FLOOR
 from sharpdp.shuffle.calibration.checks import check_progress, check_targets, delta_floor  # noqa: F401  (re-exported)
+from sharpdp.shuffle.calibration.few_evals import first_rho, loose_rel
 from sharpdp.shuffle.calibration.start import T_BOX, X_BOX, expit, model_root, model_start  # noqa: F401  (re-exported)
 
 # ----------------------------------------------------------------------------------------------
@@ -209,8 +210,8 @@ class Search:
         self.grow = 1.0  # the trust region's growth after accurate steps to its edge (docs/calibration.md §13.2)
         self.bar = Progress(desc, progress, _MAX_EVALS)
         self.loose = n >= _LOOSE_N and epsilon <= _LOOSE_EPS  # (the loose search: docs/calibration.md §6, §12)
-        self.search_rel = ((limits.CAL_LOOSE_REL_TOL if n >= limits.CAL_LOOSE_REL_TOL_N else _SEARCH_REL_TOL_LARGE)
-                           if self.loose else _SEARCH_REL_TOL)
+        self.search_rel = ((loose_rel(n, limits.CAL_LOOSE_REL_TOL, t_box is None) if n >= limits.CAL_LOOSE_REL_TOL_N
+                            else _SEARCH_REL_TOL_LARGE) if self.loose else _SEARCH_REL_TOL)  # (§13.1, §21.3)
         self.gain_rtol = GAIN_RTOL_LARGE if n >= _LOOSE_N else _GAIN_RTOL  # (stage 3's stop: docs/calibration.md §7)
         self.cert_rel = limits.CAL_CERT_REL_TOL_LOOSE if self.loose else CERT_REL_TOL  # (certifying evaluations)
         self.safe_slope: Callable[[float], float | None] | None = None  # (docs/calibration.md §20: set by the caller)
@@ -393,7 +394,7 @@ class Search:
         the known-good point after a failure, and with no known-good point at most _X_TRUST past the last failure.
         """
         ld = math.log(self.delta)
-        rho = 0.5 * math.log1p(CERT_REL_TOL)  # expected log(Up / midpoint) at full accuracy
+        rho = first_rho(self, CERT_REL_TOL)  # expected log(Up / midpoint) at full accuracy (docs/calibration.md §21.1)
         mu = min(_MU0 * abs(self.slope(x, t, self.fit(x, t))), 10.0 * _MU0)  # margin: <= _MU0 in x
         fails, last_fail, repair, tried = 0, None, False, False
         xc, tc = x, t
