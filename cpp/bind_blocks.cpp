@@ -5,6 +5,7 @@
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <stdexcept>
 #include <string>
@@ -24,13 +25,16 @@ namespace kb = kernels::blocks;
 
 std::size_t size0(const py::array& a) { return static_cast<std::size_t>(a.shape(0)); }
 
-py::tuple block_values(FArr counts, Arr hi, Arr lo) {
+py::tuple block_values(FArr counts, Arr hi, Arr lo, std::int64_t pad) {
   if (counts.ndim() != 2) throw std::invalid_argument("block_values: counts must be a 2-d array");
   const auto rows = static_cast<std::size_t>(counts.shape(0));
   const auto m = static_cast<std::size_t>(counts.shape(1));
   if (size0(hi) != m || size0(lo) != m)
     throw std::invalid_argument("block_values: hi and lo need one entry per column of counts");
-  Arr value(static_cast<py::ssize_t>(rows));
+  if (pad < 0) throw std::invalid_argument("block_values: pad must be >= 0, got " + std::to_string(pad));
+  // (pad zeros after the values: the caller's atom at 0 without a copy of the values, docs/composition.md §2.34.4)
+  Arr value(static_cast<py::ssize_t>(rows) + static_cast<py::ssize_t>(pad));
+  std::fill(value.mutable_data() + rows, value.mutable_data() + rows + static_cast<std::size_t>(pad), 0.0);
   const double *c = counts.data(), *h = hi.data(), *l = lo.data();
   double* v = value.mutable_data();
   kb::Values r;
@@ -124,7 +128,8 @@ double tail_sum(Arr v, Arr p, double T) {
 }  // namespace
 
 void register_blocks(py::module_& m) {
-  m.def("block_values", &block_values, "values of the count vectors (Sum2 of exact products), max |value|, finite");
+  m.def("block_values", &block_values, py::arg("counts"), py::arg("hi"), py::arg("lo"), py::arg("pad") = 0,
+        "values of the count vectors (Sum2 of exact products) followed by pad zeros, max |value|, finite");
   m.def("atom_cells", &atom_cells, "fine cells of an atom law (any order) with its relative probability error");
   m.def("log_value_estimate", &log_value_estimate, "log of the block-truncation sizing estimate of D_up");
   m.def("kahan_prefix", &kahan_prefix, "running compensated sum, 0 first");

@@ -302,6 +302,7 @@ SESSION48: dict = {
     "CAL49_ONE_LOOSE": 0.0,  # cal49
     "CAL49_CHEAP_STEP": False,  # cal49
     "CAL49_LOOSE_REL": 0.0,  # cal49
+    "ENG49_SPECTRAL_SUM": False,  # eng49
 }
 
 

@@ -204,28 +204,84 @@ Twiddles twiddle_table(std::int64_t N) {
   return tw;
 }
 
-// The last two twiddle tables of the process, by N (docs/accountant_tail.md §67.2): a process may build a table of
-// the same length again (get_epsilon's probes), and a table's N/2 + 1 sincos cost about as much as the DFT that
-// reads it. A kept table is the same doubles
-// as a fresh one (the same expression per entry), so the DFT's values do not depend on whether it was kept. Tables
-// are shared read-only (shared_ptr to const) under a mutex: concurrent calls (the GIL is released) never see a table
-// being filled. At most 2 x 64 MB (N <= 2^23, the table's own cap since session 47: docs/accountant_tail.md §72.1).
+// The twiddle tables of the process kept by N (docs/accountant_tail.md §67.2; docs/composition.md §2.34): a process
+// builds tables of the same lengths again and again (get_epsilon's probes; a privacy profile's passes alternate among
+// a dozen FFT lengths), and a table's N/2 + 1 sincos cost about as much as the DFT that reads it. A kept table is the
+// same doubles as a fresh one (the same expression per entry), so the DFT's values do not depend on whether it was
+// kept. Tables are shared read-only (shared_ptr to const) under a mutex: concurrent calls (the GIL is released) never
+// see a table being filled. The most recently used first, at most kKeptTables of them and kKeptBytes in all beyond
+// the first two (two tables of the largest N, 2^23, 64 MB each: the table's own cap since session 47, §72.1 there).
+constexpr std::size_t kKeptTables = 16;
+constexpr std::size_t kKeptBytes = std::size_t{136} << 20;
+
+struct KeptTwiddles {
+  std::mutex mu;
+  std::vector<std::pair<std::int64_t, std::shared_ptr<const Twiddles>>> kept;  // most recently used first
+  std::vector<std::pair<std::int64_t, double>> spent;  // twiddles computed directly so far, by N (the last 64 Ns)
+};
+
+KeptTwiddles& kept_twiddles() {
+  static KeptTwiddles k;
+  return k;
+}
+
+// (under the lock) the kept table of N, moved to the front, or null
+std::shared_ptr<const Twiddles> kept_find(KeptTwiddles& k, std::int64_t N) {
+  for (std::size_t i = 0; i < k.kept.size(); ++i)
+    if (k.kept[i].first == N) {
+      auto e = k.kept[i];
+      k.kept.erase(k.kept.begin() + static_cast<std::ptrdiff_t>(i));
+      k.kept.insert(k.kept.begin(), e);
+      return e.second;
+    }
+  return nullptr;
+}
+
 std::shared_ptr<const Twiddles> twiddle_table_kept(std::int64_t N) {
-  static std::mutex mu;
-  static std::shared_ptr<const Twiddles> kept[2];
-  static std::int64_t kept_n[2] = {-1, -1};
+  KeptTwiddles& k = kept_twiddles();
   {
-    std::lock_guard<std::mutex> lock(mu);
-    for (int i = 0; i < 2; ++i)
-      if (kept[i] && kept_n[i] == N) return kept[i];
+    std::lock_guard<std::mutex> lock(k.mu);
+    if (auto t = kept_find(k, N)) return t;
   }
   auto fresh = std::make_shared<const Twiddles>(twiddle_table(N));
-  std::lock_guard<std::mutex> lock(mu);
-  kept[1] = kept[0];
-  kept_n[1] = kept_n[0];
-  kept[0] = fresh;
-  kept_n[0] = N;
+  std::lock_guard<std::mutex> lock(k.mu);
+  if (auto t = kept_find(k, N)) return t;  // (another call kept one meanwhile: the same doubles)
+  k.kept.insert(k.kept.begin(), {N, fresh});
+  std::size_t bytes = 0, keep = 0;
+  for (; keep < k.kept.size() && keep < kKeptTables; ++keep) {
+    bytes += k.kept[keep].second->cs.size() * sizeof(double);
+    if (keep >= 2 && bytes > kKeptBytes) break;
+  }
+  k.kept.resize(keep);
   return fresh;
+}
+
+// The twiddles of power()'s accurate DFT needing `direct` twiddles on N points (the DFT's doubles are the same in
+// every case): the kept table of N where there is one; else a fresh table (then kept) where the twiddles computed
+// directly for N so far, this call's included, reach 2 (N/2 + 1) (one call's alone before session 49); else none
+// (computed directly, and counted).
+std::shared_ptr<const Twiddles> twiddles_for(std::int64_t N, double direct) {
+  if (N > kTwiddleMaxN) return std::make_shared<const Twiddles>();
+  const double need = 2.0 * static_cast<double>(N / 2 + 1);
+  KeptTwiddles& k = kept_twiddles();
+  {
+    std::lock_guard<std::mutex> lock(k.mu);
+    if (auto t = kept_find(k, N)) return t;
+    std::size_t i = 0;
+    while (i < k.spent.size() && k.spent[i].first != N) ++i;
+    const double total = direct + (i < k.spent.size() ? k.spent[i].second : 0.0);
+    if (total < need) {
+      if (i < k.spent.size()) {
+        k.spent[i].second = total;
+      } else {
+        if (k.spent.size() >= 64) k.spent.erase(k.spent.begin());
+        k.spent.emplace_back(N, total);
+      }
+      return std::make_shared<const Twiddles>();
+    }
+    if (i < k.spent.size()) k.spent.erase(k.spent.begin() + static_cast<std::ptrdiff_t>(i));
+  }
+  return twiddle_table_kept(N);
 }
 
 // Accurate DFT of the folded tilted pmf y (length N) at frequency k: z_k = sum_r y_r e^{-2 pi i r k / N},
@@ -692,14 +748,24 @@ bool set_dft_simd(int on) {
 // mean-value term n e (|z~| + e)^(n-1) exceeds thr are recomputed by dft_accurate from y (the
 // folded vector, nonzeros only) with their own tiny bound, largest terms first, within a
 // budget of max_work multiply-adds. Returns also the number of frequencies recomputed.
+// power()'s loops run on one thread up to these sizes (docs/composition.md §2.34.2: a thread's start costs ~30 us of
+// CPU, the loop ~5 ns a frequency; on 2 cores shared by several processes the second thread rarely shortens a call)
+constexpr std::size_t kPowerThreadBlocks = 16;  // frequencies by 8192: M <= 131,072
+constexpr double kPowerThreadWork = 4e6;  // the accurate DFT's multiply-adds
+
 Power power(const std::complex<double>* z, std::size_t Msz, double n, double e, std::int64_t N, const double* y,
             double thr, double max_work, std::complex<double>* out) {
   const auto M = static_cast<ssize>(Msz);
   std::complex<double>* Op = out;
   const std::complex<double>* Zp = z;
-  std::vector<double> ek;  // per-frequency bound (empty: e for all)
-  std::vector<std::complex<double>> zacc;
-  std::vector<std::int64_t> cand;
+  // the recomputed frequencies by k, with their DFT and its bound (every other frequency: Zp and e); a sorted list,
+  // not arrays of M entries (their allocation and page faults cost more than the loop: docs/composition.md §2.34)
+  struct Fix {
+    std::int64_t k;
+    std::complex<double> z;
+    double e;
+  };
+  std::vector<Fix> fixes;
   {
     if (e > 0 && thr > 0 && n > 1) {
       std::vector<std::pair<double, std::int64_t>> big;
@@ -732,21 +798,20 @@ Power power(const std::complex<double>* z, std::size_t Msz, double n, double e, 
         big.resize(cap);
       }
       if (!big.empty()) {
-        ek.assign(static_cast<std::size_t>(M), e);
-        // tabulate the twiddles when the DFT needs at least 2 times as many (4 before session 33: the same doubles) (at most
-        // 2^22 + 1 entries, 64 MB; 2^21 + 1 before session 47, docs/accountant_tail.md §72.1: the same doubles)
+        // tabulate the twiddles when the DFT's calls on N need at least 2 times as many (one call's alone before session
+        // 49; 4 before session 33: the same doubles) (at most 2^22 + 1 entries, 64 MB; 2^21 + 1 before session 47,
+        // docs/accountant_tail.md §72.1: the same doubles)
         const double direct = static_cast<double>(big.size()) * static_cast<double>(rr.size());
         // (the table kept across calls by N: the same doubles, docs/accountant_tail.md §67.2)
-        const std::shared_ptr<const Twiddles> twp = (2.0 * static_cast<double>(N / 2 + 1) <= direct &&
-                                                     N <= kTwiddleMaxN)
-                                                        ? twiddle_table_kept(N) : std::make_shared<const Twiddles>();
+        const std::shared_ptr<const Twiddles> twp = twiddles_for(N, direct);
         const Twiddles& tw = *twp;
-        zacc.resize(big.size());
+        std::vector<std::complex<double>> zacc(big.size());
         std::vector<double> eacc(big.size());
         const bool simd = dft_simd::active();
         (void)simd;
         const std::size_t nb = (big.size() + 15) / 16;
-        parallel_blocks(nb, 0, [&](std::size_t blk) {
+        // (one thread below kPowerThreadWork multiply-adds: starting threads costs more; the same doubles either way)
+        parallel_blocks(nb, direct < kPowerThreadWork ? 1 : 0, [&](std::size_t blk) {
           const std::size_t i1 = std::min(big.size(), blk * 16 + 16);
           std::int64_t ks[4];
           std::size_t i = blk * 16;
@@ -776,17 +841,13 @@ Power power(const std::complex<double>* z, std::size_t Msz, double n, double e, 
           }
           for (; i < i1; ++i) dft_accurate<1>(rr, yy, ysum, &big[i].second, N, tw, &zacc[i], &eacc[i]);
         });
-        for (std::size_t i = 0; i < big.size(); ++i) {
-          ek[static_cast<std::size_t>(big[i].second)] = eacc[i];
-          cand.push_back(big[i].second);
-        }
+        for (std::size_t i = 0; i < big.size(); ++i) fixes.push_back({big[i].second, zacc[i], eacc[i]});
+        std::sort(fixes.begin(), fixes.end(), [](const Fix& a, const Fix& b) { return a.k < b.k; });
       }
     }
   }
-  std::vector<std::complex<double>> zfix(static_cast<std::size_t>(M));
   const std::size_t nb = static_cast<std::size_t>((M + 8191) / 8192);
   std::vector<double> e2(nb, 0.0), qq(nb, 0.0);
-  std::vector<char> fixed(static_cast<std::size_t>(M), 0);
   // Negligible frequencies (docs/accountant.md §3.6.3): if |z~| (rounded up) + e <= r_skip =
   // e^{-760/(n-1)}, then |z~|^n <= e^{-760} (q is 0 in double) and n e (|z~| + e)^{n-1} <=
   // n e e^{-760}: the per-frequency bound is below 1e-300 and the transcendental functions are
@@ -799,20 +860,24 @@ Power power(const std::complex<double>* z, std::size_t Msz, double n, double e, 
     if (zs > 0 && n * e <= 1.0) skip2 = zs * zs * (1.0 - 1e-12);
   }
   std::vector<std::int64_t> nskip(nb, 0);
-  for (std::size_t i = 0; i < cand.size(); ++i) {
-    zfix[static_cast<std::size_t>(cand[i])] = zacc[i];
-    fixed[static_cast<std::size_t>(cand[i])] = 1;
-  }
   {
-    parallel_blocks(nb, 0, [&](std::size_t blk) {
+    // (one thread up to kPowerThreadBlocks blocks: starting threads costs more than the loop; the same doubles either way,
+    // each block's sums combined in block order below)
+    parallel_blocks(nb, nb <= kPowerThreadBlocks ? 1 : 0, [&](std::size_t blk) {
       const ssize k1 = static_cast<ssize>(blk) * 8192;
       const ssize k2 = std::min<ssize>(M, k1 + 8192);
       double a2 = 0, b2 = 0;
+      // the negligible test of every frequency first, in a loop without branches (the same comparisons as below)
+      char skip[8192];
+      for (ssize k = k1; k < k2; ++k) skip[k - k1] = std::norm(Zp[k]) <= skip2;
+      auto fx = std::lower_bound(fixes.begin(), fixes.end(), static_cast<std::int64_t>(k1),
+                                 [](const Fix& a, std::int64_t k) { return a.k < k; });
       for (ssize k = k1; k < k2; ++k) {
-        const auto ku = static_cast<std::size_t>(k);
-        const std::complex<double> zk = fixed[ku] ? zfix[ku] : Zp[k];
-        const double ee = ek.empty() ? e : ek[ku];
-        if (!fixed[ku] && std::norm(zk) <= skip2) {  // (fixed frequencies have their own, smaller, bound)
+        const bool fixed = fx != fixes.end() && fx->k == static_cast<std::int64_t>(k);
+        const std::complex<double> zk = fixed ? fx->z : Zp[k];
+        const double ee = fixed ? fx->e : e;
+        if (fixed) ++fx;
+        if (!fixed && skip[k - k1]) {  // (fixed frequencies have their own, smaller, bound)
           Op[k] = std::complex<double>(0.0, 0.0);
           ++nskip[blk];
           continue;
@@ -853,7 +918,7 @@ Power power(const std::complex<double>* z, std::size_t Msz, double n, double e, 
   }
   // the skipped frequencies: at most 1e-300 each, weight <= 2 in the squared norm
   return {std::sqrt(err2) * (1.0 + 1e-10) + 1e-300 * std::sqrt(2.0 * ns), std::sqrt(q2),
-          static_cast<std::int64_t>(cand.size())};
+          static_cast<std::int64_t>(fixes.size())};
 }
 
 // Sums over the window W = {sa, ..., sa + N - 1} (lattice units; value s h):

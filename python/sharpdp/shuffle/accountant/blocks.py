@@ -332,13 +332,13 @@ def _block_law(gamma: float, law: Law, n: int) -> Blocks | None:
             return None
         uv, pp, ev = got
     else:
-        value, vmax, finite = _kernels().block_values(counts, hi, lo)
+        uv, vmax, finite = _kernels().block_values(counts, hi, lo, 1)  # (the values, then the atom at 0 below)
         if not finite:
             return None  # (not expected: |a| ms overflows) fall back to the per-user law
         ev = _value_err(vmax, g2, ms, a, law.value_error)
         # the event M > M* as an atom at 0; the atoms stay in count-vector order, unsorted and unmerged
-        # (every probability is then a computed product with relative error rel: no merging sums)
-        uv = np.append(value, 0.0)
+        # (every probability is then a computed product with relative error rel: no merging sums): the kernel's
+        # padded output, np.append(values, 0.0) without the copy (docs/composition.md §2.34.4)
     rel_p = (rel + 3 * U) * 1.01
     # coupling V' = 0 on {M > M*}: (n/t) t max|L| P(M > M*) / (n gamma) <= max|L| exp(lp_tr) / gamma
     # = tau = exp(lp_tau) (1.01: rounding; at least the smallest double); the mass left out beyond

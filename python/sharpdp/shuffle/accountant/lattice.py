@@ -280,9 +280,12 @@ def engine(g: np.ndarray, eta_g: np.ndarray, k0: int, h: float, n: int, rel_tol:
 def _run(gt: np.ndarray, n: int, N: int, thr: float, work: float, threads: int, spectra: dict
          ) -> tuple[np.ndarray | None, float, tuple | None]:
     """(q, err_q, None) of :func:`~.fft.convolve`, or (None, 0, the power step's (Q, err_Q, norm_Q)) where the window
-    sums are taken in the frequency domain: ``limits.BODY43_SPECTRAL_SUM``, N >= ``limits.BODY43_SPECTRAL_MIN_N`` and
-    the accurate DFT run (``work`` > 0), docs/accountant_tail.md §65.1."""
-    if work > 0 and limits.BODY43_SPECTRAL_SUM and N >= limits.BODY43_SPECTRAL_MIN_N:
+    sums are taken in the frequency domain: ``limits.BODY43_SPECTRAL_SUM``, N >= ``limits.BODY43_SPECTRAL_MIN_N`` (or
+    ``limits.ENG49_SPECTRAL_MIN_N`` with ``limits.ENG49_SPECTRAL_SUM``, docs/composition.md §2.34.3) and the accurate
+    DFT run (``work`` > 0), docs/accountant_tail.md §65.1."""
+    min_n = min(limits.BODY43_SPECTRAL_MIN_N, limits.ENG49_SPECTRAL_MIN_N) if limits.ENG49_SPECTRAL_SUM else \
+        limits.BODY43_SPECTRAL_MIN_N
+    if work > 0 and limits.BODY43_SPECTRAL_SUM and N >= min_n:
         return None, 0.0, spectrum([Part(gt, n)], N, thr, work, threads, spectra=spectra)
     conv = convolve([Part(gt, n)], N, thr, work, threads, spectra=spectra)
     return conv.q, conv.err_q, None

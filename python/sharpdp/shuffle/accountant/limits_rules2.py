@@ -179,3 +179,10 @@ CAL49_LOOSE_REL = 0.5
 #: of being evaluated again at the usual certifying rel_tol (calibration/cheap_cert.py); False: evaluated again (session
 #: 48's evaluations and floats)
 CAL49_CHEAP_STEP = False
+# session 49, eng49
+#: docs/composition.md §2.34.3: the lattice engine's window sum by Parseval from the power step's non-zero frequencies
+#: (§65.1 of docs/accountant_tail.md, Lemma 65.1) from FFT length ENG49_SPECTRAL_MIN_N on instead of
+#: BODY43_SPECTRAL_MIN_N (the light rounds' settled passes at n = 1e6: N ~ 5e3 - 9e4; other last bits of E and its
+#: round-off term, certified the same way); False: BODY43_SPECTRAL_MIN_N alone (session 48's floats)
+ENG49_SPECTRAL_SUM = False
+ENG49_SPECTRAL_MIN_N = 2**12  # docs/composition.md §2.34.3: the least N of that rule

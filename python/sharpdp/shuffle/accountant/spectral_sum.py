@@ -68,7 +68,7 @@ def phasor(m: np.ndarray, N: int) -> Ball:
 
 def _libm(f, x: np.ndarray) -> np.ndarray:
     """``f`` (math.sin or math.cos: libm, assumption F3 of docs/accountant.md §3.6.4) at each entry of ``x``."""
-    return np.fromiter((f(v) for v in x.tolist()), dtype=np.float64, count=x.size)
+    return np.array(list(map(f, x.tolist())), dtype=np.float64).reshape(x.shape)  # (the same calls as a loop)
 
 
 def real_exp_ball(x: float, size: int) -> Ball:
@@ -90,6 +90,15 @@ def fnorm_bound(h: float, theta: float) -> float:
         return math.inf
     v = h * h * x * (1.0 + x) / (om * om * om)
     return math.sqrt(v) * (1.0 + (8.0 * t + 64.0) * U)
+
+
+def _mul_mod(ks: np.ndarray, c: int, N: int) -> np.ndarray:
+    """(k c) mod N in [0, N) for the non-negative integers ``ks`` (int64): in int64 where every product fits (numpy's
+    % of int64 takes the divisor's sign, as Python's), else with Python's integers; the same integers either way."""
+    kmax = int(ks.max()) if ks.size else 0
+    if kmax * abs(int(c)) < 2**62 and abs(int(c)) < 2**62:
+        return (ks.astype(np.int64) * np.int64(c)) % np.int64(N)
+    return np.array([(int(k) * int(c)) % N for k in ks.tolist()], dtype=np.int64)
 
 
 def window_sum(Q: np.ndarray, err_Q: float, N: int, nk0: int, sa: int, h: float, theta: float
@@ -131,9 +140,8 @@ def window_sum(Q: np.ndarray, err_Q: float, N: int, nk0: int, sa: int, h: float,
     dz = d_re + 1j * d_im
     D = Ball(dz, np.abs(dz) * (2 * t + 64) * U)
     rho = Ball(r * cb + 1j * (r * sb), np.full(m, r * ((2 * t + 64) * U)))
-    kobj = ks.astype(object)
-    P = real_exp_ball(J * t, m) * phasor(np.array([(int(k) * J) % N for k in kobj], dtype=np.int64), N)
-    e0 = real_exp_ball(s1 * t, m) * phasor(np.array([(int(k) * (s1 - nk0)) % N for k in kobj], dtype=np.int64), N)
+    P = real_exp_ball(J * t, m) * phasor(_mul_mod(ks, J, N), N)
+    e0 = real_exp_ball(s1 * t, m) * phasor(_mul_mod(ks, s1 - nk0, N), N)
     one = Ball(np.ones(m, dtype=complex), np.zeros(m))
     oneP = one + P.scale(-1.0)
     # sum_{j < J} (s1 + j) rho^j = [s1 (1 - P)(1 - rho) + rho - J P + (J - 1) rho P] / (1 - rho)^2, P = rho^J
