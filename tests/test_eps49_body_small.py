@@ -24,8 +24,9 @@ XTOL, ON = 1e-3, 0.5
 
 
 def test_switch_off_and_listed():
-    """Off (0.0: EPS48_BODY_START at every delta, session 48's floats) by default; SESSION48 holds that value."""
-    assert limits.EPS49_BODY_SMALL == 0.0 and SESSION48["EPS49_BODY_SMALL"] == 0.0
+    """On (0.5) since session 49's merge; SESSION48 holds the off value (0.0: EPS48_BODY_START at every delta, session
+    48's floats)."""
+    assert limits.EPS49_BODY_SMALL == 0.5 and SESSION48["EPS49_BODY_SMALL"] == 0.0
     assert limits.EPS49_BODY_DELTA == 1e-8
 
 

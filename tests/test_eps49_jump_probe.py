@@ -32,8 +32,9 @@ BMG9 = BlanketMixedGaussian(0.014268009785030579, 0.40485052696623824, 1)
 
 
 def test_switch_off_and_listed():
-    """Off (0.0: EPS45_START_PROBE alone, session 48's searches) by default; SESSION48 holds that value."""
-    assert limits.EPS49_JUMP_PROBE == 0.0 and SESSION48["EPS49_JUMP_PROBE"] == 0.0
+    """On (0.08) since session 49's merge; SESSION48 holds the off value (0.0: EPS45_START_PROBE alone, session 48's
+    searches)."""
+    assert limits.EPS49_JUMP_PROBE == 0.08 and SESSION48["EPS49_JUMP_PROBE"] == 0.0
     assert limits.EPS49_JUMP_PROBE_N == 10**7
 
 
@@ -92,6 +93,7 @@ def test_n1e8_no_phase1_certified(monkeypatch):
     """BMG n = 1e8, eps 0.1: no upper-only pass and no look with the rule (against >= 1 pass and a look off); the
     answer certified by fresh accountants and within xtol of the switch-off answer."""
     calls = _counted(monkeypatch)
+    switch(monkeypatch, "EPS49_LOOK_SPARED_N", 10**7)  # the look's own rule off (on by default since session 49)
     switch(monkeypatch, "EPS49_JUMP_PROBE", 0.0)
     off = ShuffleAccountant(BMG8, 10**8).get_epsilon(DELTA)
     off_calls = dict(calls)

@@ -27,8 +27,9 @@ BMG9 = BlanketMixedGaussian(0.014268009785030579, 0.40485052696623824, 1)
 
 
 def test_switch_off_and_listed():
-    """Off (10**7: §8.13.2's n limit, session 48's searches) by default; SESSION48 holds that value."""
-    assert limits.EPS49_LOOK_SPARED_N == OFF and SESSION48["EPS49_LOOK_SPARED_N"] == OFF
+    """On (10**10) since session 49's merge; SESSION48 holds the off value (10**7: §8.13.2's n limit, session 48's
+    searches)."""
+    assert limits.EPS49_LOOK_SPARED_N == 10**10 and SESSION48["EPS49_LOOK_SPARED_N"] == OFF
 
 
 def _spreads(rnd, n, e):

@@ -146,17 +146,17 @@ LEAD49_NORM_DOT = True
 #: big jump's root and the spread of jump_guess.jump_value there is at most LOOK_SPREAD) below this n; the rule before
 #: stopped at n = 1e7 (search._WALK_N). 10**7 (off): session 48's searches; 10**10: the rule at every n (BMG of
 #: calibrate_bmg at n = 1e8, 1e9, eps = 0.1: the look straddled delta and was spent in vain)
-EPS49_LOOK_SPARED_N = 10**7
+EPS49_LOOK_SPARED_N = 10**10  # on since session 49's merge (a full suite run with it on)
 #: docs/accountant.md §8.29: at n >= EPS49_JUMP_PROBE_N, where get_epsilon starts from the single big jump's root
 #: (docs/accountant.md §8.11), §8.25's rule (phase 1 skipped, phase 2 probes that root first with its slope) opens up to
 #: this spread of jump_guess.jump_value at the root (the larger of it and EPS45_START_PROBE). 0.0 (off): EPS45_START_PROBE
 #: alone (session 48's searches); 0.08 (§8.13.2's LOOK_SPREAD) measured
-EPS49_JUMP_PROBE = 0.0
+EPS49_JUMP_PROBE = 0.08  # on since session 49's merge (a full suite run with it on)
 EPS49_JUMP_PROBE_N = 10**7  # docs/accountant.md §8.29: EPS49_JUMP_PROBE's least n (the cells measured: n = 1e7-1e9)
 #: docs/accountant.md §8.29.6: at delta <= EPS49_BODY_DELTA, §8.28's first point is x0 (1 + EPS49_BODY_SMALL xtol) in
 #: place of EPS48_BODY_START's (get_delta's root lay 0.19-0.31 xtol above the shape start there, against 0.16-0.69 at
 #: delta = 1e-6). 0.0 (off): EPS48_BODY_START at every delta (session 48's floats); 0.5 measured
-EPS49_BODY_SMALL = 0.0
+EPS49_BODY_SMALL = 0.5  # on since session 49's merge (a full suite run with it on)
 EPS49_BODY_DELTA = 1e-8  # docs/accountant.md §8.29.6: EPS49_BODY_SMALL's largest delta
 # session 49, cal49
 CAL49_N = 10**9  # docs/calibration.md §21.1-§21.3: CAL49_FIRST_RHO, CAL49_ONE_LOOSE, CAL49_LOOSE_REL act from this n on
