@@ -294,6 +294,8 @@ def session47_floats(monkeypatch) -> None:
 
 #: every session-49 switch at its session-48 value
 SESSION48: dict = {
+    "REP49_LOOSE_B": False,  # rep49
+    "REP49_SHRINK_STOP": False,  # rep49
 }
 
 

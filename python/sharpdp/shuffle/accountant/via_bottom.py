@@ -26,6 +26,7 @@ from sharpdp.shuffle.accountant.via_bottom_cover import cap_closed, cap_refuted,
 from sharpdp.shuffle.accountant.via_bottom_edge_first import edge_first
 from sharpdp.shuffle.accountant.via_bottom_end_search import end_search
 from sharpdp.shuffle.accountant.via_bottom_ends import end_below, end_found
+from sharpdp.shuffle.accountant.via_bottom_loose_b import loose_b
 from sharpdp.shuffle.accountant.via_bottom_loose_cap import loose_cap
 from sharpdp.shuffle.accountant.via_bottom_mirror import mirror_b, raise_lower
 from sharpdp.shuffle.accountant.via_bottom_penalty import penalty_bound
@@ -154,8 +155,9 @@ class ViaBottom(BudgetSearch):
                 rb = self.leg(1, e2, b_tol)
             else:  # (to rel_tol alone where the target is idle: the leg _contract would certify, §9.7; §9.12: a
                 # search's leg B of a small share at a looser rel_tol)
-                rb = self.leg(1, e2, self._search_b_tol(e2, rel_tol, ra.lower / w) if absolute else rel_tol,
-                              0.0 if idle and self._idle_target(e2, neg) else neg)
+                bt = self._search_b_tol(e2, rel_tol, ra.lower / w) if absolute else rel_tol
+                rb = loose_b(self, e2, rel_tol, ra.lower / w, neg) if absolute and bt == rel_tol else None  # (§9.26)
+                rb = rb or self.leg(1, e2, bt, 0.0 if idle and self._idle_target(e2, neg) else neg)
         return chain(f, e1, ra, rb)
 
     def _mirror_b(self, e1: float, e2: float, rb: AccountantReport, rel_tol: float, width: float) -> AccountantReport | None:

@@ -14,6 +14,7 @@ from sharpdp.shuffle.accountant.results import AccountantReport
 from sharpdp.shuffle.accountant.via_bottom_chord import chording, chording_search
 from sharpdp.shuffle.accountant.via_bottom_edge import edge_fraction, leg_edge
 from sharpdp.shuffle.accountant.via_bottom_gate import probe_first
+from sharpdp.shuffle.accountant.via_bottom_loose_b import shrink_done
 
 
 @dataclass(frozen=True)
@@ -282,6 +283,8 @@ class CliffSearch:
             else:
                 other = f  # (the edge is between best and c)
                 seen = c if c.upper < seen.upper else seen
+            if shrink_done(self, eps, best, other, rt):  # (§9.26: the gate of SHRINK_GAIN at every step)
+                break
         return best if best.upper <= seen.upper else seen
 
     @chording
