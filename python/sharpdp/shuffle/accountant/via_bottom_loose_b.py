@@ -16,24 +16,42 @@ import math
 from typing import Any
 
 from sharpdp.shuffle.accountant import limits
+from sharpdp.shuffle.accountant.limits import U
 from sharpdp.shuffle.accountant.results import AccountantReport
 
 # the first rel_tol of a search's leg B under limits.REP49_LOOSE_B (the loosest of BudgetSearch.SEARCH_B_TOLS)
 LOOSE_B_TOL = 1.0
 
 
-def loose_b(vb: Any, e2: float, rel_tol: float, a_share: float, neg: float) -> AccountantReport | None:
-    """With ``limits.REP49_LOOSE_B`` (and §9.12's search legs B on): a split search's leg B at e2 (the split's legs at
-    ``rel_tol`` >= 0.1; ``a_share`` = A_lo(e1) / e^{e1}; ``neg`` its absolute target of §9.4) certified at LOOSE_B_TOL
-    first and returned where its upper value is below ``neg`` or its bracket's width is at most ``rel_tol`` a_share (the
-    chain's bracket then widens by at most rel_tol A_lo, what leg A at rel_tol allows it); None otherwise or with the
-    switch off (the caller certifies leg B at rel_tol as before; the loose leg stays cached). A choice only: any
-    certified leg B gives a certified chain (docs/accountant.md §9.26)."""
-    if not (limits.REP49_LOOSE_B and limits.VIA_BOTTOM_SEARCH_B and limits.VIA_BOTTOM_LOOSE_SEARCH
-            and 0.1 <= rel_tol < LOOSE_B_TOL and a_share > 0.0):
+def loose_b(vb: Any, e1: float, e2: float, rel_tol: float, ra: AccountantReport, neg: float) -> AccountantReport | None:
+    """With ``limits.REP49_LOOSE_B`` (and §9.12's search legs B on), inside the golden section's window and the cliff
+    searches after it (``ViaBottom._refine``; not the model search of §9.11, which reads the legs' midpoints that a loose
+    leg B moves): the leg B at e2 of the split at e1 (its legs at ``rel_tol`` >= 0.1, ``ra`` its leg A, ``neg`` leg B's
+    absolute target of §9.4) certified at LOOSE_B_TOL first and returned where (a) its upper value is below ``neg``, (b)
+    e^{e1} times its bracket's width is at most ``rel_tol`` A_lo(e1) (the chain's bracket widens by at most what leg A at
+    rel_tol allows it) or (c) the chain's certified lower value with it is at least the bar of the comparison the split is
+    made for (``vb._bar``: the golden section's kept split, a probe's bar; every upper value of the split is then >= it,
+    so the comparison decides as on the split at rel_tol); None otherwise or with the switch off (the caller certifies
+    leg B at rel_tol as before; the loose leg stays cached). A choice only: any certified leg B gives a certified chain
+    (docs/accountant.md §9.26). A kept leg's rel_tol and target are recorded for :func:`tight_b`."""
+    if not (limits.REP49_LOOSE_B and getattr(vb, "_in_refine", False) and limits.VIA_BOTTOM_SEARCH_B
+            and limits.VIA_BOTTOM_LOOSE_SEARCH and 0.1 <= rel_tol < LOOSE_B_TOL and ra.lower > 0.0):
         return None
+    w = math.exp(e1)
     rb: AccountantReport = vb.leg(1, e2, LOOSE_B_TOL, neg)
-    return rb if rb.upper < neg or rb.upper - rb.lower <= rel_tol * a_share else None
+    if rb.upper < neg or w * (rb.upper - rb.lower) <= rel_tol * ra.lower \
+            or (ra.lower + w * rb.lower) * (1 - 8 * U) >= getattr(vb, "_bar", math.inf):
+        vb.__dict__.setdefault("_loose_kept", {})[e2] = (rel_tol, neg)
+        return rb
+    return None
+
+
+def tight_b(vb: Any, e2: float) -> AccountantReport | None:
+    """Where :func:`loose_b` kept a split's leg B at e2, the leg B that split would have certified without it (at the
+    search's rel_tol, to the same absolute target): the reported split's leg B of §9.12 where the loose one leaves its
+    bracket over the budget (docs/accountant.md §9.26); None elsewhere or with the switch off."""
+    kept = vb.__dict__.get("_loose_kept", {}).get(e2) if limits.REP49_LOOSE_B else None
+    return None if kept is None else vb.leg(1, e2, kept[0], kept[1])  # type: ignore[no-any-return]
 
 
 def shrink_done(vb: Any, eps: float, best: Any, other: float, rt: float) -> bool:
