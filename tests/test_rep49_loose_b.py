@@ -62,7 +62,7 @@ _LEGS = dict(a=st.floats(0.01, 0.9), k=st.floats(0.5, 8.0), b=st.floats(-6.0, -0
 def test_shrink_stop_only_where_no_split_between_gains(a, k, b, m, eps, f0, d, rt):
     """Where shrink_done stops the bisection from the split at f0 toward f0 + d, no split between (a grid of 401) has an
     exact chain below (1 - SHRINK_GAIN) times the best split's lower value; with the switch off it never stops. (Caught:
-    leg B taken at the worse end, e^{e1} at the worse end: Lemma 9.25.1 (b) read the wrong way round.)"""
+    leg A read at the best split's e1 in place of the worse end's: ~30 % of random draws fail.)"""
     vb = _Exact(a, k, b, m)
     other = min(f0 + d, 1.0)
     best = vb.split(eps, f0, rt, absolute=False)
