@@ -137,13 +137,15 @@ TAIL48_BRACKET_SKIP = False
 CAL48_SAFE_STEP = False
 CAL48_SAFE_STEP_K = 2.0  # docs/calibration.md §20: the step's excess over the model's that r implies, times this
 # session 49, rep49
-#: docs/accountant.md §9.26: a split search's leg B (legs at rel_tol >= 0.1) where no cached neighbour fits §9.12's
-#: looser rel_tols is certified at rel_tol 1 first and kept where its bracket widens the chain's by at most rel_tol
-#: A_lo(e1) (via_bottom_loose_b.loose_b; another certified split and leg cache). False: leg B at the search's rel_tol
-#: (session 48's)
+#: docs/accountant.md §9.26: inside the golden section's window and the cliff searches (ViaBottom._refine), a split's leg B
+#: that §9.12's looser rel_tols leave at the search's rel_tol (>= 0.1) is certified at rel_tol 1 first and kept where it
+#: meets its absolute target, widens the chain's bracket by at most rel_tol A_lo(e1), or decides the split worse than the
+#: comparison's bar; the reported split's leg B at the search's rel_tol where the loose one misses §9.12's budget
+#: (via_bottom_loose_b.loose_b, tight_b; no bracket moved on the 96 cells of family e). False: leg B at the search's
+#: rel_tol (session 48's)
 REP49_LOOSE_B = False
-#: docs/accountant.md §9.26: the bisection of a cliff search (§9.5 _shrink) stops where leg A's certified lower value at
-#: its worse end is within SHRINK_GAIN of the best split's upper value (no split between can gain more; the check of
-#: §9.5 made at every step, not only before the first; via_bottom_loose_b.shrink_done). False: the check before the first
-#: step only (session 48's)
+#: docs/accountant.md §9.26: the bisection of a cliff search (§9.5 _shrink, also in get_epsilon's walk) stops after any
+#: step where Lemma 9.26.1's lower value of every split between (leg A at its worse end, best's leg B) is within
+#: SHRINK_GAIN of the best split's lower value (via_bottom_loose_b.shrink_done; moves floats on the paths before §9.14's
+#: closed edge, by at most SHRINK_GAIN). False: the check of §9.5 before the first step only (session 48's)
 REP49_SHRINK_STOP = False
