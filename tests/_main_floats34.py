@@ -303,6 +303,8 @@ SESSION48: dict = {
     "CAL49_CHEAP_STEP": False,  # cal49
     "CAL49_LOOSE_REL": 0.0,  # cal49
     "ENG49_SPECTRAL_SUM": False,  # eng49
+    "REP49_LOOSE_B": False,  # rep49
+    "REP49_SHRINK_STOP": False,  # rep49
 }
 
 

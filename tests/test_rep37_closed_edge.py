@@ -151,6 +151,7 @@ def test_moved_cells_certified_within_rel_tol_near_main_fewer_legs(s, n, eps, ma
     assert r.upper >= _chain_lower(s, n, eps, r) * (1 - 1e-12)
     assert abs(r.upper / main[1] - 1) <= 1e-4, r.upper / main[1] - 1
     switch(monkeypatch, "VIA_BOTTOM_CLOSED_EDGE", False)
+    switch(monkeypatch, "REP49_SHRINK_STOP", False)  # (session 49, rep49: the bisection of before, stopped at its gain)
     c.n = 0
     assert _gauss(s, n).report(eps).upper == main[1]
     assert on < c.n, (on, c.n)

@@ -76,6 +76,7 @@ def test_get_epsilon_certified_against_the_true_chain_at_n_2(s, delta, pre, xtol
     # (**) session 37, lead: pins the search's answer before §9.14 (the edge split gives 1.76276986 for 1.76279657 at
     # σ0 = 4.6, delta = 1e-6: lower, certified; §9.14's answers at n = 2: tests/test_rep37_closed_edge.py)
     switch(monkeypatch, "VIA_BOTTOM_CLOSED_EDGE", False)
+    switch(monkeypatch, "REP49_SHRINK_STOP", False)  # (session 49, rep49: the bisection of before, stopped at its gain)
     acc = _fresh(s, 2)
     for kind, v in pre:
         acc.get_delta(v) if kind == "d" else acc.get_epsilon(v, xtol=xtol)

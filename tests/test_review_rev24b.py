@@ -79,6 +79,7 @@ def test_get_delta_bounds_as_before_9_6(s, n, rt, eps, want, monkeypatch):
     # (**) session 37, rep37: the bisections of §9.5 toward leg B's cliff edge (docs/accountant.md §9.14 places the split
     # at the edge: 4 of these brackets move, each upper value lower, tests/test_rep37_closed_edge.py)
     switch(monkeypatch, "VIA_BOTTOM_CLOSED_EDGE", False)
+    switch(monkeypatch, "REP49_SHRINK_STOP", False)  # (session 49, rep49: the bisection of before, stopped at its gain)
     acc = _acc(s, n, rel_tol=rt)
     acc._bottom.MODEL = False
     lo, up = acc.get_delta_bounds(eps)

@@ -136,6 +136,7 @@ def test_privacy_profile_is_mains_float_for_float(cell, eps, ref, progress, monk
     from sharpdp.shuffle import profile
     session34_floats(monkeypatch)  # (**) session 35, lead: pins session 34's floats (or a mechanism of them) on purpose; the new rules' values: the session-35 test files
     switch(monkeypatch, "VIA_BOTTOM_CLOSED_EDGE", False)  # (**) session 37, lead: §9.14 moves the n = 2 replace values
+    switch(monkeypatch, "REP49_SHRINK_STOP", False)  # (session 49, rep49: the bisection of before, stopped at its gain)
     s, n, adj = cell
     clear_caches()
     acc = ShuffleAccountant(GaussianRandomizer(s, 1), n, adj)

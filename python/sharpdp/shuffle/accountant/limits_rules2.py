@@ -186,3 +186,16 @@ CAL49_CHEAP_STEP = False
 #: round-off term, certified the same way); False: BODY43_SPECTRAL_MIN_N alone (session 48's floats)
 ENG49_SPECTRAL_SUM = False
 ENG49_SPECTRAL_MIN_N = 2**12  # docs/composition.md §2.34.3: the least N of that rule
+# session 49, rep49
+#: docs/accountant.md §9.26: inside the golden section's window and the cliff searches (ViaBottom._refine), a split's leg B
+#: that §9.12's looser rel_tols leave at the search's rel_tol (>= 0.1) is certified at rel_tol 1 first and kept where it
+#: meets its absolute target, widens the chain's bracket by at most rel_tol A_lo(e1), or decides the split worse than the
+#: comparison's bar; the reported split's leg B at the search's rel_tol where the loose one misses §9.12's budget
+#: (via_bottom_loose_b.loose_b, tight_b; no bracket moved on the 96 cells of family e). False: leg B at the search's
+#: rel_tol (session 48's)
+REP49_LOOSE_B = False
+#: docs/accountant.md §9.26: the bisection of a cliff search (§9.5 _shrink, also in get_epsilon's walk) stops after any
+#: step where Lemma 9.26.1's lower value of every split between (leg A at its worse end, best's leg B) is within
+#: SHRINK_GAIN of the best split's lower value (via_bottom_loose_b.shrink_done; moves floats on the paths before §9.14's
+#: closed edge, by at most SHRINK_GAIN). False: the check of §9.5 before the first step only (session 48's)
+REP49_SHRINK_STOP = False

@@ -26,6 +26,7 @@ from sharpdp.shuffle.accountant.via_bottom_cover import cap_closed, cap_refuted,
 from sharpdp.shuffle.accountant.via_bottom_edge_first import edge_first
 from sharpdp.shuffle.accountant.via_bottom_end_search import end_search
 from sharpdp.shuffle.accountant.via_bottom_ends import end_below, end_found
+from sharpdp.shuffle.accountant.via_bottom_loose_b import loose_b
 from sharpdp.shuffle.accountant.via_bottom_loose_cap import loose_cap
 from sharpdp.shuffle.accountant.via_bottom_mirror import mirror_b, raise_lower
 from sharpdp.shuffle.accountant.via_bottom_penalty import penalty_bound
@@ -93,6 +94,7 @@ class ViaBottom(BudgetSearch):
     # again, leg B to an absolute target); False gives the plain split search of §9 (a test reference: the
     # short-cuts must not change its values)
     SHORTCUTS = True
+    _in_refine = False  # inside the golden section's window and the cliff searches (:meth:`_refine`, §9.26)
 
     def __init__(self, bottom: _ZeroOut, legs: tuple[tuple[int, ...] | None, tuple[int, ...] | None]) -> None:
         self.bottom = bottom
@@ -154,8 +156,9 @@ class ViaBottom(BudgetSearch):
                 rb = self.leg(1, e2, b_tol)
             else:  # (to rel_tol alone where the target is idle: the leg _contract would certify, §9.7; §9.12: a
                 # search's leg B of a small share at a looser rel_tol)
-                rb = self.leg(1, e2, self._search_b_tol(e2, rel_tol, ra.lower / w) if absolute else rel_tol,
-                              0.0 if idle and self._idle_target(e2, neg) else neg)
+                bt = self._search_b_tol(e2, rel_tol, ra.lower / w) if absolute else rel_tol
+                rb = loose_b(self, e1, e2, rel_tol, ra, neg) if absolute and bt == rel_tol else None  # (§9.26)
+                rb = rb or self.leg(1, e2, bt, 0.0 if idle and self._idle_target(e2, neg) else neg)
         return chain(f, e1, ra, rb)
 
     def _mirror_b(self, e1: float, e2: float, rb: AccountantReport, rel_tol: float, width: float) -> AccountantReport | None:
@@ -260,7 +263,15 @@ class ViaBottom(BudgetSearch):
     def _refine(self, eps: float, lo: float, hi: float, rt: float) -> Split:
         """The best split over f in [lo, hi] on legs at rel_tol ``rt`` (docs/accountant.md §9): the golden section's window
         (§9.10), continued beyond it where its best split is at an inner end (§9.5), or toward the edge of a cliff of leg B
-        inside it (§9.5, §9.14)."""
+        inside it (§9.5, §9.14). Inside it the legs B of §9.26 (``limits.REP49_LOOSE_B``)."""
+        prev, self._in_refine = self._in_refine, True
+        try:
+            return self._refine_in(eps, lo, hi, rt)
+        finally:
+            self._in_refine = prev
+
+    def _refine_in(self, eps: float, lo: float, hi: float, rt: float) -> Split:
+        """:meth:`_refine`'s search."""
         found, b = self._window(eps, lo, hi, rt)
         sgn = 1.0 if hi < 1.0 and hi - found.f < self.SPLIT_TOL else -1.0 if 0.0 < lo and found.f - lo < self.SPLIT_TOL else 0.0
         if found.upper >= VALUE_FLOOR:  # (below it no rel_tol is targeted, §6.3: nothing to search for)

@@ -13,6 +13,7 @@ from sharpdp.shuffle.accountant.limits import EPS_CAP, U, VALUE_FLOOR
 from sharpdp.shuffle.accountant.results import AccountantReport
 from sharpdp.shuffle.accountant.via_bottom_chord import engine_leg
 from sharpdp.shuffle.accountant.via_bottom_cliff import CliffSearch, Split
+from sharpdp.shuffle.accountant.via_bottom_loose_b import tight_b
 from sharpdp.shuffle.accountant.via_bottom_penalty import penalty_bound
 
 
@@ -150,6 +151,11 @@ class BudgetSearch(CliffSearch):
                 s = chain(f, e1, ra, rb)
                 if self._within(s, rel_tol):
                     return s
+                if (tight := tight_b(self, e2)) is not None:  # (§9.26: the search's loose leg B over the budget)
+                    rb = tight
+                    s = chain(f, e1, ra, rb)
+                    if self._within(s, rel_tol):
+                        return s
                 # (§9.17: leg B's lower value from the mirror of §9.15 where leg B's own bracket is the width's larger part)
                 mb = self._mirror_b(e1, e2, rb, rel_tol, limits.VIA_BOTTOM_BUDGET_SHARE * rel_tol * s.upper
                                     - (ra.upper - ra.lower))

@@ -14,6 +14,7 @@ from sharpdp.shuffle.accountant.results import AccountantReport
 from sharpdp.shuffle.accountant.via_bottom_chord import chording, chording_search
 from sharpdp.shuffle.accountant.via_bottom_edge import edge_fraction, leg_edge
 from sharpdp.shuffle.accountant.via_bottom_gate import probe_first
+from sharpdp.shuffle.accountant.via_bottom_loose_b import shrink_done
 
 
 @dataclass(frozen=True)
@@ -52,6 +53,7 @@ class CliffSearch:
     _edge_e2: list[float | None]  # leg B's closed-form edge (§9.14), once computed: [e2*] or [None]
     _floor_bar: float  # the level of §9.13's floor stop (BudgetSearch's)
     _chord_on = False  # leg A from the chord of §9.19 (inside the cliff searches, :func:`.via_bottom_chord.chording`)
+    _bar = math.inf  # the bar of the comparison the split being certified is made for (:meth:`_split_below`, §9.26)
 
     def split(self, eps: float, f: float, rel_tol: float, absolute: bool = True, b_tol: float | None = None,
               rough_b: bool = False) -> Split:
@@ -93,7 +95,16 @@ class CliffSearch:
             e1 = f * eps
             probed = AccountantReport(e1, 0.0, math.inf, terms={"note": "probed worse (docs/accountant.md §9.22)"})
             return Split(f, math.inf, 0.0, e1, probed, probed)
-        return self.split(eps, f, rt)
+        return self._split_below(eps, f, rt, bar)
+
+    def _split_below(self, eps: float, f: float, rt: float, bar: float) -> Split:
+        """The split at f (legs at rel_tol ``rt``) for a comparison with ``bar`` (``_bar``, read by §9.26's loose leg B:
+        a split whose lower value is >= bar is worse whatever its legs' rel_tol)."""
+        prev, self._bar = self._bar, bar
+        try:
+            return self.split(eps, f, rt)
+        finally:
+            self._bar = prev
 
     @chording_search
     def _window(self, eps: float, lo: float, hi: float, rt: float) -> tuple[Split, float]:
@@ -282,6 +293,8 @@ class CliffSearch:
             else:
                 other = f  # (the edge is between best and c)
                 seen = c if c.upper < seen.upper else seen
+            if shrink_done(self, eps, best, other, rt):  # (§9.26: the gate of SHRINK_GAIN at every step)
+                break
         return best if best.upper <= seen.upper else seen
 
     @chording
@@ -338,7 +351,7 @@ class CliffSearch:
         at once: every upper value of the split is then >= bar (docs/accountant.md §9.5, §9.6)."""
         if self._worse(eps, f, rt, bar):
             return None
-        c = self.split(eps, f, rt)
+        c = self._split_below(eps, f, rt, bar)
         return c if c.upper < bar else None
 
 
