@@ -294,6 +294,7 @@ def session47_floats(monkeypatch) -> None:
 
 #: every session-49 switch at its session-48 value
 SESSION48: dict = {
+    "PAIR49_SETTLED_REPLACE": False,  # pair49
 }
 
 

@@ -38,13 +38,20 @@ def settled_margin(accountant) -> float | None:
 
 
 def settled_far(accountant) -> bool:
-    """Whether :func:`settled_margin` also applies to a round that is not pure-LDP: with ``limits.PAIR45_SETTLED_BMG``,
-    a zero-out round of a ``BlanketMixedGaussian`` (``docs/composition.md`` §2.28.4: its upper values first measured
-    within 1 % of ``get_delta``'s; under replace-one they were not). An estimate choosing values above certified ones."""
+    """Whether :func:`settled_margin` also applies to a round that is not pure-LDP, a round of a
+    ``BlanketMixedGaussian``: zero-out with ``limits.PAIR45_SETTLED_BMG`` (``docs/composition.md`` §2.28.4: its upper
+    values first measured within 1 % of ``get_delta``'s); replace-one with ``limits.PAIR49_SETTLED_REPLACE`` and
+    ``limits.TAIL48_UPPER_B`` (docs/accountant_tail.md §79: the far-tail upper values first follow the bracket's wider
+    lower clamp, within 0.13 % of its upper value in the deep tail, §77; without it they were 0.6 - 1 % above). A round
+    bounded through bot never (:func:`settled_margin`). An estimate choosing values above certified ones."""
     from sharpdp.shuffle.randomizers.bmg import BlanketMixedGaussian
 
-    return bool(limits.PAIR45_SETTLED_BMG) and getattr(accountant, "adjacency", None) == "zero_out" and \
-        isinstance(getattr(accountant, "randomizer", None), BlanketMixedGaussian)
+    if not isinstance(getattr(accountant, "randomizer", None), BlanketMixedGaussian):
+        return False
+    adjacency = getattr(accountant, "adjacency", None)
+    if adjacency == "zero_out":
+        return bool(limits.PAIR45_SETTLED_BMG)
+    return adjacency == "replace" and bool(limits.PAIR49_SETTLED_REPLACE) and bool(limits.TAIL48_UPPER_B)
 
 
 def ahead_tau(accountant, tau: float | None) -> float | None:

@@ -136,3 +136,8 @@ TAIL48_BRACKET_SKIP = False
 #: slope was 1.4x too steep at (1e8, 0.001), §19, §20); False: the model's step (session 47's evaluations and floats)
 CAL48_SAFE_STEP = False
 CAL48_SAFE_STEP_K = 2.0  # docs/calibration.md §20: the step's excess over the model's that r implies, times this
+# session 49, pair49
+#: docs/accountant_tail.md §79 (docs/composition.md §2.35): §2.26's settled cover (every sample upper first, U (1 + m),
+#: no bracket) also for a replace-one round of BlanketMixedGaussian not bounded through bot, where TAIL48_UPPER_B is on;
+#: False: session 48's pairs (brackets for the even points, the first stage, ahead and in capped_cover)
+PAIR49_SETTLED_REPLACE = False
