@@ -85,3 +85,21 @@ def test_zero_out_untouched(monkeypatch, adjacency):
     off = pair_settled.settled_margin(acc)
     switch(monkeypatch, "PAIR49_SETTLED_REPLACE", True)
     assert pair_settled.settled_margin(acc) == off
+
+
+def test_export_step_probes_serve_the_pair(monkeypatch):
+    """Under the settled cover the export step's probes (brackets at k step, no halving needed) enter the round's value
+    cache, so the pair's doubling does not compute them again (docs/accountant_tail.md §79.6); without it, as before,
+    only where the step is halved."""
+    from sharpdp.shuffle import export_step, round_cache
+    from sharpdp.shuffle.profile import doubling_epsilon
+
+    for on in (False, True):
+        switch(monkeypatch, "PAIR49_SETTLED_REPLACE", on)
+        acc = _acc()
+        step = doubling_epsilon(acc, export_step.EXPORT_DELTA) / export_step.EXPORT_POINTS
+        assert export_step.lattice_halvings(acc, step) == 0
+        cache = round_cache.value_cache(acc)
+        probes = [float(k * step) for k in export_step.PROBE_KS if k > 0]
+        hits = [e for e in cache if any(abs(e - p) <= 1e-12 * p for p in probes)]
+        assert len(hits) == (len(probes) if on else 0), (on, hits)
