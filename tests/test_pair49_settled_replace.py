@@ -27,7 +27,7 @@ def _acc(adjacency="replace", params=BMG, n=N):
 
 
 def test_gate(monkeypatch):
-    """Replace-one BMG rounds whose law takes the far-tail treatment at eps = 0, only with both switches on; zero-out
+    """Replace-one BMG rounds whose law takes the far-tail treatment at every probe eps, only with both switches on; zero-out
     keeps PAIR45_SETTLED_BMG's gate; a Gaussian randomizer's replace-one round (bounded through bot) never."""
     rep, zo = _acc(), _acc("zero_out")
     gauss = sh.ShuffleAccountant(sh.GaussianRandomizer(1.0, 1), 100, "replace")
@@ -41,8 +41,9 @@ def test_gate(monkeypatch):
     # a round whose law takes the plain engine at eps = 0 (its gaps vary between neighbouring eps: with the margin
     # its pair was measured 0.2 % below get_delta at eps 2e-4, docs/accountant_tail.md §79.3)
     private = _acc(params=(0.95, 4.6))
-    assert not pair_settled.far_at_top(private) and pair_settled.far_at_top(rep)
-    assert pair_settled.settled_margin(private) is None
+    small = _acc(params=(0.5, 1.0), n=10)  # (far tail at eps <= 0.5 and 4, the plain engine at 1 and 2: not measured)
+    assert pair_settled.far_at_top(rep) and not pair_settled.far_at_top(private) and not pair_settled.far_at_top(small)
+    assert pair_settled.settled_margin(private) is None and pair_settled.settled_margin(small) is None
     switch(monkeypatch, "TAIL48_UPPER_B", False)  # the upper values first without §77 were 0.6 - 1 % loose
     assert pair_settled.settled_margin(rep) is None
     switch(monkeypatch, "TAIL48_UPPER_B", True)
