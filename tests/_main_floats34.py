@@ -305,6 +305,7 @@ SESSION48: dict = {
     "ENG49_SPECTRAL_SUM": False,  # eng49
     "REP49_LOOSE_B": False,  # rep49
     "REP49_SHRINK_STOP": False,  # rep49
+    "PAIR49_SETTLED_REPLACE": False,  # pair49
 }
 
 

@@ -22,6 +22,7 @@ import numpy as np
 from sharpdp.shuffle import contract, round_cache
 from sharpdp.shuffle.accountant import limits
 from sharpdp.shuffle.pair import check_interval
+from sharpdp.shuffle.pair_settled import settled_margin
 
 # eps_d: the smallest delta at which the export is accurate (within about 1 % above get_delta, docs/composition.md
 # §5.1); EXPORT_POINTS lattice points below eps_d (500-1000 where delta >= EXPORT_DELTA)
@@ -60,7 +61,9 @@ def lattice_halvings(accountant, step: float) -> int:
         eps = np.where(ks > 0, np.nextafter(ks * step, 0.0), 0.0)  # (where the pair evaluates k step, _grid_eval)
         lo, up = (np.asarray(v, dtype=float) for v in accountant.get_delta_bounds(eps))
         m = chord_halvings(ks * step, 0.5 * (np.nan_to_num(lo) + up), step)
-        if m > 0:  # the points are lattice points of the new step: the round's cache serves them to its pair
+        # the points are lattice points of the new step (m > 0; of this one where m = 0): the round's cache serves
+        # them to its pair (where m = 0 only under the settled cover, which reads no lower value: §79.2)
+        if m > 0 or settled_margin(accountant) is not None:
             cache = round_cache.value_cache(accountant)
             with round_cache.LOCK:
                 for e, a, b in zip(eps.tolist(), lo.tolist(), up.tolist()):

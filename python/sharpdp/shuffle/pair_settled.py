@@ -38,13 +38,40 @@ def settled_margin(accountant) -> float | None:
 
 
 def settled_far(accountant) -> bool:
-    """Whether :func:`settled_margin` also applies to a round that is not pure-LDP: with ``limits.PAIR45_SETTLED_BMG``,
-    a zero-out round of a ``BlanketMixedGaussian`` (``docs/composition.md`` §2.28.4: its upper values first measured
-    within 1 % of ``get_delta``'s; under replace-one they were not). An estimate choosing values above certified ones."""
+    """Whether :func:`settled_margin` also applies to a round that is not pure-LDP, a round of a
+    ``BlanketMixedGaussian``: zero-out with ``limits.PAIR45_SETTLED_BMG`` (``docs/composition.md`` §2.28.4: its upper
+    values first measured within 1 % of ``get_delta``'s); replace-one with ``limits.PAIR49_SETTLED_REPLACE`` and
+    ``limits.TAIL48_UPPER_B`` (docs/accountant_tail.md §79: the far-tail upper values first follow the bracket's wider
+    lower clamp, within 0.13 % of its upper value in the deep tail, §77; without it they were 0.6 - 1 % above) on a
+    round whose laws take the far-tail treatment from the top of its profile on (:func:`far_at_top`). A round bounded
+    through bot never (:func:`settled_margin`). An estimate choosing values above certified ones."""
     from sharpdp.shuffle.randomizers.bmg import BlanketMixedGaussian
 
-    return bool(limits.PAIR45_SETTLED_BMG) and getattr(accountant, "adjacency", None) == "zero_out" and \
-        isinstance(getattr(accountant, "randomizer", None), BlanketMixedGaussian)
+    if not isinstance(getattr(accountant, "randomizer", None), BlanketMixedGaussian):
+        return False
+    adjacency = getattr(accountant, "adjacency", None)
+    if adjacency == "zero_out":
+        return bool(limits.PAIR45_SETTLED_BMG)
+    return adjacency == "replace" and bool(limits.PAIR49_SETTLED_REPLACE) and bool(limits.TAIL48_UPPER_B) and \
+        far_at_top(accountant)
+
+
+#: the eps (nats) at which :func:`far_at_top` asks every law of the round for the far-tail treatment
+FAR_PROBES = (0.0, 0.5, 1.0, 2.0, 4.0, 8.0)
+
+
+def far_at_top(accountant) -> bool:
+    """Whether every law of ``accountant``'s round takes the far-tail treatment (``far_tail.applicable``,
+    docs/accountant_tail.md §8, the accountant's own test) at each eps of :data:`FAR_PROBES` (from the top of its
+    profile, where a pair's sampling starts, into its tail) rather than the plain engine, whose brackets' gaps vary
+    between neighbouring eps (docs/composition.md §2.31.1; docs/accountant_tail.md §79.2). A gate for an accuracy
+    estimate, never a value."""
+    from sharpdp.shuffle.accountant.far_tail_applies import applicable
+    from sharpdp.shuffle.laws import laws_for
+
+    n, rel_tol = int(accountant.n), float(accountant.rel_tol)
+    return all(applicable(law, n, rel_tol, float(gamma)) for eps in FAR_PROBES
+               for gamma, law in laws_for(accountant.randomizer, eps, accountant.adjacency))
 
 
 def ahead_tau(accountant, tau: float | None) -> float | None:
@@ -83,4 +110,4 @@ def settled_values(lo, up, covered, margin: float, floor: float):
     return out, taken
 
 
-__all__ = ["ahead_tau", "settled_far", "settled_margin", "settled_values", "upper_sweep"]
+__all__ = ["FAR_PROBES", "ahead_tau", "far_at_top", "settled_far", "settled_margin", "settled_values", "upper_sweep"]

@@ -199,3 +199,8 @@ REP49_LOOSE_B = False
 #: SHRINK_GAIN of the best split's lower value (via_bottom_loose_b.shrink_done; moves floats on the paths before §9.14's
 #: closed edge, by at most SHRINK_GAIN). False: the check of §9.5 before the first step only (session 48's)
 REP49_SHRINK_STOP = False
+# session 49, pair49
+#: docs/accountant_tail.md §79 (docs/composition.md §2.35): §2.26's settled cover (every sample upper first, U (1 + m),
+#: no bracket) also for a replace-one round of BlanketMixedGaussian not bounded through bot, where TAIL48_UPPER_B is on;
+#: False: session 48's pairs (brackets for the even points, the first stage, ahead and in capped_cover)
+PAIR49_SETTLED_REPLACE = False
