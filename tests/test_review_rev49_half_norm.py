@@ -68,6 +68,11 @@ def test_small_sizes_exact(N: int) -> None:
         _check_exact(Q, N)
     # squares each just below the rounding to 0 (lost entirely), and equal entries whose squares round down
     _check_exact(np.full(M, 2.0 ** -538 * 0.99 * (1 + 1j)), N)
+    x = 2.0 ** -538 * math.sqrt(2)  # (the largest loss: each square just under 2^-1075, every one rounded to 0)
+    while Fraction(x) ** 2 >= Fraction(2) ** -1075:
+        x = math.nextafter(x, 0.0)
+    _check_exact(np.full(M, x * (1 + 1j)), N)
+    _check_exact(np.full(M, complex(x, 0.0)), N)
     _check_exact(np.full(M, (1 + 2.0 ** -27 + 2.0 ** -52) * (1 + 1j)), N)
 
 
