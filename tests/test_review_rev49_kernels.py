@@ -113,3 +113,59 @@ def test_long_loops_release_the_gil() -> None:
     inside = [_samples_inside(lambda: C.weighted_sums(w, q, True)),
               _samples_inside(lambda: C.window_maxima(w, x, n // 2, 0.5, 1.0))]
     assert min(inside) > 0, inside
+
+
+class _NoFill:
+    """The core's kernels without ``stop_loss_fill`` (jump.stop_loss_grid's numpy array form: the reference)."""
+
+    def __init__(self, k) -> None:
+        self._k = k
+
+    def __getattr__(self, name):
+        if name == "stop_loss_fill":
+            raise AttributeError(name)
+        return getattr(self._k, name)
+
+
+class _FakeLaw:
+    """Closed forms with special values at some nodes: inf / NaN uppers, a NaN lower, an inf tail probability,
+    zeros, negative zeros, subnormals."""
+
+    def __init__(self, kind: str) -> None:
+        self.kind = kind
+
+    def stop_loss(self, t):
+        t = np.asarray(t, float)
+        up = np.exp(-t / 50.0) * 10.0
+        lo = up * (1 - 1e-9)
+        if self.kind == "inf":
+            up[len(up) // 3:len(up) // 3 + 2] = np.inf
+        elif self.kind == "nan":
+            up[len(up) // 2] = np.nan
+            lo[-2] = np.nan
+        elif self.kind in ("zero", "neg0"):
+            up = np.full_like(t, 0.0 if self.kind == "zero" else -0.0)
+            lo = up.copy()
+        elif self.kind == "sub":
+            up, lo = np.full_like(t, 5e-324), np.zeros_like(t)
+        return lo, up
+
+    def prob_above_up(self, t):
+        p = np.exp(-np.asarray(t, float) / 50.0) / 50.0
+        if self.kind == "inf":
+            p[min(1, len(p) - 1)] = np.inf
+        return p
+
+
+@pytest.mark.parametrize("kind", ["plain", "inf", "nan", "zero", "neg0", "sub"])
+def test_stop_loss_fill_is_the_array_form_with_special_values(monkeypatch: pytest.MonkeyPatch, kind: str) -> None:
+    from sharpdp.shuffle.accountant import jump
+
+    for t0, dt, k in [(98560.0, 0.546875, 20000), (1e6, 0.5, 12345), (700.0, 0.109375, 4001),
+                      (2.0 ** 20, 1.0, 2 ** 16 + 1), (1e300, 1e290, 1000), (5000.0, 1e-3, 129)]:
+        with np.errstate(all="ignore"):  # (the array form's inf * 0 warns; the core's loop does not)
+            got = jump.stop_loss_grid(_FakeLaw(kind), t0, dt, k)
+            with monkeypatch.context() as m:
+                m.setattr(jump, "kernels", lambda: _NoFill(C))
+                ref = jump.stop_loss_grid(_FakeLaw(kind), t0, dt, k)
+        assert all(g.tobytes() == r.tobytes() for g, r in zip(got, ref)), (kind, t0, dt, k)
