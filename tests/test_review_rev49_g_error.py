@@ -67,14 +67,10 @@ def test_non_finite_and_bad_arguments() -> None:
         g_error(1.0, 1.0, 0)
 
 
-@pytest.mark.xfail(strict=True, reason="with an invalid error, -0.0 prints '-0' (the docstring: a value rounding to "
-                   "0 prints 0)")
 def test_negative_zero_without_error_prints_zero() -> None:
     assert g_error(-0.0, 0.0) == "0"
 
 
-@pytest.mark.xfail(strict=True, reason="the out-of-bounds warning prints the rounded mean, which can lie inside the "
-                   "bounds it says it is not in ('x = 1.00 not in [0, 1]')")
 def test_outside_bounds_warning_does_not_contradict_itself(capsys: pytest.CaptureFixture[str]) -> None:
     from sharpdp.cli.mean import _warn_outside_bounds
 

@@ -209,8 +209,6 @@ def _warn_outside_bounds(result: dict[str, Any], from_data: bool) -> None:
     For bounds taken from the data the message names no bound (they are analyst only) and is
     itself marked analyst only: whether a value lies outside depends on the data's min/max.
     """
-    from sharpdp.cli.rounding import g_error
-
     errors = result.get("expected_rmse_original_units") or [math.nan] * len(result["columns"])
     outside = [(c, float(v), float(lo), float(hi), float(e)) for c, v, (lo, hi), e in
                zip(result["columns"], result["private_mean"], result["bounds"], errors) if not lo <= v <= hi]
@@ -222,9 +220,20 @@ def _warn_outside_bounds(result: dict[str, Any], from_data: bool) -> None:
     else:
         msg = ("private mean outside the public bounds (noise; the value is publishable as is, and clipping it "
                "to the bounds is post-processing that only reduces the error): "
-               + "; ".join(f"{c} = {g_error(v, e)} not in [{lo:g}, {hi:g}]" for c, v, lo, hi, e in outside))
+               + "; ".join(f"{c} = {_outside_text(v, e, lo, hi)} not in [{lo:g}, {hi:g}]" for c, v, lo, hi, e in outside))
     result["warnings"].append(msg)
     print(f"sharpdp mean: warning: {msg}", file=sys.stderr)
+
+
+def _outside_text(v: float, e: float, lo: float, hi: float) -> str:
+    """``v`` (outside [lo, hi]) as :func:`~sharpdp.cli.rounding.g_error` shows it, with more digits where that rounded
+    text would lie inside the bounds (1.0004 with error 0.1 shows as 1.00: the warning would contradict itself)."""
+    from sharpdp.cli.rounding import g_error
+
+    for text in (g_error(v, e), f"{v:.6g}"):
+        if not lo <= float(text) <= hi:
+            return text
+    return repr(v)  # (the shortest text of the double itself, which lies outside)
 
 
 def _write_diagnostics(path: str, result: dict[str, Any], diag: dict[str, Any],

@@ -82,6 +82,8 @@ def g_error(value: float, error: float, sig: int = ERROR_DIGITS) -> str:
         raise ValueError(f"sig must be >= 1, got {sig}")
     if not math.isfinite(value):
         return f"{value:g}"
+    if value == 0.0:  # (also -0.0: a value rounding to 0 prints 0)
+        return "0"
     if not (math.isfinite(error) and error > 0.0):
         return f"{value:.5g}"
     place = Decimal(error).adjusted() - (sig - 1)  # exponent of the last digit kept
