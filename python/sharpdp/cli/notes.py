@@ -129,7 +129,7 @@ PLAIN_NOTES = {
     "bounds": "every value is clipped into these public ranges before any noise, so that one row's influence is "
               "limited; they must be fixed without looking at the data (docs/cli.md §9.1)",
     "epsilon": "how much one person's record can change what is published: with or without it, any outcome is at "
-               "most e^epsilon times as likely (in nats: e^0.01 is about 1.01, a 1 % change); smaller is more "
+               "most e^epsilon times as likely (in nats: for a small epsilon, e^epsilon is about 1 + epsilon, e.g. e^0.01 is about 1.01, a 1 % change); smaller is more "
                "private (the quantity: docs/accountant.md §1)",
     "delta": "the slack on that limit: an outcome's probability may exceed e^epsilon times the other by at most "
              "delta (informally, a small chance that the limit fails). 'certified' means a proven upper bound, "
@@ -150,7 +150,7 @@ PLAIN_NOTES = {
     "RMSE/coord": "the expected error of the private mean per coordinate (root mean square over the noise, like a "
                   "standard deviation: about 95 % of releases fall within twice it); computed from n, d and the "
                   "bounds, not from the data. The central Gaussian is what a trusted curator adding noise to the "
-                  "exact mean would get at the same (epsilon, delta) (docs/sampling.md §7)",
+                  "exact mean would get at the same (epsilon, delta) (docs/cli.md §9.1)",
     "private": "the released means in the columns' own units, shown to 2 significant digits of their exp. RMSE "
                "(finer digits are noise; 5 digits with --bounds-from-data, whose errors are analyst only); rounding is post-processing, so the privacy is unchanged, and --json keeps "
                "full precision. exp. RMSE and central RMSE: the errors above in original units (docs/cli.md §12)",
