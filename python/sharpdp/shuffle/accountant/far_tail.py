@@ -292,7 +292,7 @@ def certify_bigjump(law: Law, gamma: float, n: int, rel_tol: float = 1e-2, worke
             lat: LatticeLaws | None = None
             bc: float | None = None  # body_chernoff of lat, where already computed (the same value)
             h_used = h
-            lo_best, gap_prev = 0.0, math.inf
+            lo_best, gap_prev, shared = 0.0, math.inf, False
             pen_b, skip_b = None, False  # (§77: an upper-first round's penalty on its first lattice law, and its skip)
             for _ in range(max_rounds):
                 try:
@@ -338,17 +338,22 @@ def certify_bigjump(law: Law, gamma: float, n: int, rel_tol: float = 1e-2, worke
                 gap = (jt.up - lo_best) / lo_best if lo_best > 0 else math.inf
                 if gap <= 0.5 * rel_tol or (gap > 0.7 * gap_prev and gap < math.inf):
                     break  # accurate enough, or the round-off bounds stop the refinement
-                if jt.N >= KEEP_N and jt.up - lo_best <= 0.05 * rel_tol * v_bulk:
+                share = limits.JGAP49_SHARE if limits.JGAP49 else 0.05  # (§81: the jump term's share, a choice of steps)
+                if jt.N >= KEEP_N and jt.up - lo_best <= share * rel_tol * v_bulk:
                     # a jump term far below the body's value: its gap is negligible (§27 (b), speed only), its lower value
                     # 0 included (its upper value is then the gap; §33.1)
                     assert lat is not None  # (set with jt)
                     bc = bc if bc is not None else body_chernoff(lat, h_used, n, gamma)
-                    if jt.up - lo_best <= 0.05 * rel_tol * bc:
+                    if jt.up - lo_best <= share * rel_tol * bc:
+                        shared = limits.JGAP49 and scaled  # (§81: this run's body pass runs at its own steps)
                         break
                 gap_prev = gap
                 if scaled:
                     # (the jump term itself asks for a finer step: the caps' run, §48.2; its own miss, §54.4)
-                    raise _CoarseMiss(gap / (0.5 * rel_tol) if limits.COARSE_KEEP else math.inf, False, True)
+                    miss = gap / (0.5 * rel_tol) if limits.COARSE_KEEP else math.inf
+                    if limits.JGAP49 and jt.N >= KEEP_N:  # (§81: or its miss against its share of the body's value)
+                        miss = min(miss, (jt.up - lo_best) / (share * rel_tol * v_bulk))
+                    raise _CoarseMiss(miss, False, True)
                 if lo_best <= 0:  # the centroid law merged the bulk: the grid must resolve its spread
                     h = h / 4.0
                 else:
@@ -401,7 +406,7 @@ def certify_bigjump(law: Law, gamma: float, n: int, rel_tol: float = 1e-2, worke
                 w = rnd.result(None, body_lo, body_up)  # (the engine's passes only where the round still misses)
                 acc = scaled_accept() if scaled else limits.BODY_WHOLE_ACCEPT  # (a coarser run's share: §54)
                 need = not (0.0 < w.lower and w.upper - w.lower <= acc * rel_tol * w.lower)
-            if need and scaled:  # (no engine pass at the coarser step: the caller's next run; §48.2)
+            if need and scaled and not shared:  # (no engine pass at the coarser step: the caller's next run; §48.2)
                 raise _CoarseMiss(_miss(w.lower, w.upper, rel_tol) if w is not None else math.inf, False)
             if bounded and body_up <= max(negligible, VALUE_FLOOR):
                 pass  # below the caller's maximum (or the value floor): the Chernoff value suffices
@@ -415,7 +420,8 @@ def certify_bigjump(law: Law, gamma: float, n: int, rel_tol: float = 1e-2, worke
                 cut = (lambda lo_, up_: multi == 0.0 and _rnd < 3 and fits and lo_ >
                        max(negligible, VALUE_FLOOR) and pen > 0.05 * rel_tol * up_) if doomed else None
                 st = _body_passes(law, gamma, n, rel_tol, workers, lower, negligible, rnd, bounded,
-                                  _Body(None, body_lo, body_up, aim(h, rnd, body_lo, body_up, n, rel_tol, lower and not bounded), max_rounds), cut)
+                                  _Body(None, body_lo, body_up, h / (2.0 * coarse) if shared else  # (§81)
+                                        aim(h, rnd, body_lo, body_up, n, rel_tol, lower and not bounded), max_rounds), cut)
                 body, body_lo, body_up = st.body, st.lo, st.up
             rnd = replace(rnd, st=st if st is not None and st.cut else None)
             res = rnd.result(body, body_lo, body_up)

@@ -204,3 +204,10 @@ REP49_SHRINK_STOP = False
 #: no bracket) also for a replace-one round of BlanketMixedGaussian not bounded through bot, where TAIL48_UPPER_B is on;
 #: False: session 48's pairs (brackets for the even points, the first stage, ahead and in capped_cover)
 PAIR49_SETTLED_REPLACE = False
+# session 49, jgap49
+#: docs/accountant_tail.md §81: far_tail stops refining the jump term's step where its gap is at most JGAP49_SHARE
+#: rel_tol times the body's value (its normal estimate, then its Chernoff upper value; §27 (b) with 0.05), and a coarser
+#: run's jump miss (§54.4) is also measured against that share (a choice of steps, every grid certified); False: the
+#: share 0.05 and the jump term's own miss (session 48's steps and floats)
+JGAP49 = False
+JGAP49_SHARE = 0.5  # docs/accountant_tail.md §81: the share of that rule
