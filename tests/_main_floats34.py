@@ -306,6 +306,7 @@ SESSION48: dict = {
     "REP49_LOOSE_B": False,  # rep49
     "REP49_SHRINK_STOP": False,  # rep49
     "PAIR49_SETTLED_REPLACE": False,  # pair49
+    "JGAP49": False,  # jgap49
 }
 
 
