@@ -45,10 +45,13 @@ class _Exact(ViaBottom):
     def leg(self, j, e, rel_tol, negligible=0.0):
         key = (j, e, rel_tol)
         if key not in self._leg_cache:
-            self.calls.append(key)
+            self._log(key, negligible)
             v = self.value(j, e)
             self._leg_cache[key] = AccountantReport(e, v / (1.0 + rel_tol / 5), v * (1.0 + rel_tol / 5))
         return self._leg_cache[key]
+
+    def _log(self, key: tuple, negligible: float) -> None:
+        self.calls.append(key)
 
     def exact(self, eps: float, f: float) -> float:
         e1 = f * eps

@@ -9,7 +9,6 @@ and an independent zero-out accountant's legs at the reported split."""
 from __future__ import annotations
 
 import math
-from types import SimpleNamespace
 
 import pytest
 from hypothesis import given, settings
@@ -17,10 +16,9 @@ from hypothesis import strategies as st
 
 from sharpdp.shuffle import GaussianRandomizer, ShuffleAccountant
 from sharpdp.shuffle.accountant import limits
-from sharpdp.shuffle.accountant.results import AccountantReport
-from sharpdp.shuffle.accountant.via_bottom import ViaBottom
 from sharpdp.shuffle.accountant.via_bottom_loose_b import LOOSE_B_TOL, loose_b, shrink_done, tight_b
 from _main_floats34 import SESSION48, session48_floats, switch
+from test_rep48_end_search import _Exact as _Exact48  # (one stand-in ViaBottom for both files)
 
 
 def test_switch_old_values_are_session48():
@@ -28,29 +26,12 @@ def test_switch_old_values_are_session48():
     assert limits.REP49_LOOSE_B is False and limits.REP49_SHRINK_STOP is False  # (shipped off: docs §9.26.5)
 
 
-class _Exact(ViaBottom):
-    """A ViaBottom whose legs are A(e) = a e^{-k e} and B(e) = b e^{-m e} (non-increasing), bracketed at rel_tol r by
-    [v / (1 + r / 5), v (1 + r / 5)] (every bracket holds the exact value), each certification logged."""
+class _Exact(_Exact48):
+    """rep48's stand-in ViaBottom (analytic legs A(e) = a e^{-k e}, B(e) = b e^{-m e}, brackets that hold the exact
+    value and widen with the rel_tol asked), each certification logged with the negligible level it was asked at."""
 
-    def __init__(self, a: float, k: float, b: float, m: float) -> None:
-        super().__init__(SimpleNamespace(rel_tol=1e-2), (None, None))
-        self.par, self.calls = (a, k, b, m), []
-
-    def value(self, j: int, e: float) -> float:
-        a, k, b, m = self.par
-        return a * math.exp(-k * e) if j == 0 else b * math.exp(-m * e)
-
-    def leg(self, j, e, rel_tol, negligible=0.0):
-        key = (j, e, rel_tol)
-        if key not in self._leg_cache:
-            self.calls.append((key, negligible))
-            v = self.value(j, e)
-            self._leg_cache[key] = AccountantReport(e, v / (1.0 + rel_tol / 5), v * (1.0 + rel_tol / 5))
-        return self._leg_cache[key]
-
-    def exact(self, eps: float, f: float) -> float:
-        e1 = f * eps
-        return self.value(0, e1) + math.exp(e1) * self.value(1, self._second(eps, e1))
+    def _log(self, key: tuple, negligible: float) -> None:
+        self.calls.append((key, negligible))
 
 
 _LEGS = dict(a=st.floats(0.01, 0.9), k=st.floats(0.5, 8.0), b=st.floats(-6.0, -0.3).map(lambda x: 10.0 ** x),
