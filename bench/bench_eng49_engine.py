@@ -21,8 +21,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-ROUNDS = {"krr": ({"kind": "krr", "k": 10, "eps0": 4.0}, 0.0611),
-          "privunit": ({"kind": "privunit", "params": [0.75, 0.2, 10]}, 0.0186)}
+from bench_blk48_block_law import ROUNDS, _timed  # noqa: E402  (one round table and timer for both benches)
 
 
 def _instrument(totals: dict) -> None:
@@ -31,15 +30,7 @@ def _instrument(totals: dict) -> None:
     import sharpdp.shuffle.accountant.lattice as L
 
     def timed(label, f):
-        def g(*a, **k):
-            t = time.process_time()
-            try:
-                return f(*a, **k)
-            finally:
-                s = totals.setdefault(label, [0.0, 0])
-                s[0] += time.process_time() - t
-                s[1] += 1
-        return g
+        return _timed(totals, label, f)
 
     core = F.kernels()
 
